@@ -1,0 +1,27 @@
+// Nest 12 and nats.js 3 ship ESM only; SWC turns them into CommonJS for Jest.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      keepClassNames: true,
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+    sourceMaps: 'inline',
+  },
+];
+const shared = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@nats-io|file-type|load-esm)/)'],
+  moduleNameMapper: { '^@steerline/contracts$': '<rootDir>/libs/contracts/src/index.ts' },
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+};
+module.exports = {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.spec.ts'], slowTestThreshold: 30 },
+  ],
+};

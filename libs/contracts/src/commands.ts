@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { BOUNDARIES, DROP_REASONS } from './events';
+import { SteerlineError, type ErrorBody } from './errors';
+import { PROMPT_MAX, STEER_TEXT_MAX, TurnLimitsSchema } from './limits';
+import { ModelSpecSchema } from './models';
+
+// Control characters other than tab, newline and carriage return are refused:
+// they are never guidance, and some terminals and models mis-read them.
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+/** Trims a steer's text and checks it (DESIGN §2.12); throws `invalid_request`. */
+export function normalizeSteerText(text: unknown): string {
+  if (typeof text !== 'string') throw new SteerlineError('invalid_request', 'text must be a string');
+  const trimmed = text.trim();
+  if (trimmed.length === 0) throw new SteerlineError('invalid_request', 'text is empty after trimming');
+  if (trimmed.length > STEER_TEXT_MAX) throw new SteerlineError('invalid_request', `text is longer than ${STEER_TEXT_MAX} characters`);
+  if (CONTROL.test(trimmed)) throw new SteerlineError('invalid_request', 'text contains control characters');
+  return trimmed;
+}
+
+const tenantId = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/);
+const uuid = z.uuid();
+const steerText = z.string().max(STEER_TEXT_MAX * 4);
+
+export const CreateConversationCommand = z.object({ tenantId, conversationId: uuid.optional() }).strict();
+export const StartTurnCommand = z
+  .object({
+    tenantId,
+    conversationId: uuid,
+    turnId: uuid.optional(),
+    prompt: z.string().min(1).max(PROMPT_MAX),
+    model: ModelSpecSchema.optional(),
+    limits: TurnLimitsSchema.partial().strict().optional(),
+  })
+  .strict();
+export const SubmitSteerCommand = z.object({ tenantId, text: steerText, steerId: uuid.optional() }).strict();
+export const SubmitConversationSteerCommand = z
+  .object({ tenantId, text: steerText, steerId: uuid.optional(), expectedTurnId: uuid.optional() })
+  .strict();
+export const WithdrawSteerCommand = z.object({ tenantId, steerId: uuid }).strict();
+export const CancelTurnCommand = z.object({ tenantId, reason: z.string().max(500).optional() }).strict();
+
+export const ConversationQuery = z.object({ tenantId, conversationId: uuid, afterMessage: z.number().int().nonnegative().optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict();
+export const TurnQuery = z.object({ tenantId, turnId: uuid }).strict();
+export const SteerQuery = z.object({ tenantId, turnId: uuid, steerId: uuid }).strict();
+
+export type CreateConversationCommand = z.infer<typeof CreateConversationCommand>;
+export type StartTurnCommand = z.infer<typeof StartTurnCommand>;
+export type SubmitSteerCommand = z.infer<typeof SubmitSteerCommand>;
+export type SubmitConversationSteerCommand = z.infer<typeof SubmitConversationSteerCommand>;
+export type WithdrawSteerCommand = z.infer<typeof WithdrawSteerCommand>;
+export type CancelTurnCommand = z.infer<typeof CancelTurnCommand>;
+export type ConversationQuery = z.infer<typeof ConversationQuery>;
+export type TurnQuery = z.infer<typeof TurnQuery>;
+export type SteerQuery = z.infer<typeof SteerQuery>;
+
+export const STEER_STATUSES = ['queued', 'delivered', 'dropped'] as const;
+export type SteerStatus = (typeof STEER_STATUSES)[number];
+
+/** What a client learns about one steer, on every path (DESIGN §5). */
+export const ReceiptSchema = z
+  .object({
+    steerId: uuid,
+    turnId: uuid,
+    status: z.enum(STEER_STATUSES),
+    position: z.number().int().positive(),
+    text: z.string(),
+    step: z.number().int().positive().optional(),
+    boundary: z.enum(BOUNDARIES).optional(),
+    requestStep: z.number().int().positive().optional(),
+    reason: z.enum(DROP_REASONS).optional(),
+  })
+  .strict();
+export type Receipt = z.infer<typeof ReceiptSchema>;
+
+export const TURN_STATUSES = ['running', 'completed', 'cancelled', 'failed'] as const;
+export type TurnStatus = (typeof TURN_STATUSES)[number];
+
+/** Every request/reply answer: the data, or a typed error. */
+export type Reply<T> = { ok: true; data: T } | { ok: false; error: ErrorBody };
+
+export function okReply<T>(data: T): Reply<T> {
+  return { ok: true, data };
+}
+
+export function errorReply(err: unknown): Reply<never> {
+  if (err instanceof SteerlineError) return { ok: false, error: err.toBody() };
+  if (err instanceof z.ZodError) return { ok: false, error: { code: 'invalid_request', message: describeZodError(err) } };
+  return { ok: false, error: { code: 'internal', message: 'internal error' } };
+}
+
+export function unwrapReply<T>(reply: Reply<T>): T {
+  if (reply.ok) return reply.data;
+  throw SteerlineError.fromBody(reply.error);
+}
+
+export function describeZodError(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.length ? i.path.join('.') : 'body'}: ${i.message}`).join('; ');
+}
+
+/** Parses a command or query body, turning schema failures into `invalid_request`. */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new SteerlineError('invalid_request', describeZodError(parsed.error));
+  return parsed.data;
+}

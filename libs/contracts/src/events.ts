@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { TurnLimitsSchema } from './limits';
+import { ModelSpecSchema, ToolCallSchema, UsageSchema } from './models';
+
+export const BOUNDARIES = ['tool_results', 'turn_end'] as const;
+export type Boundary = (typeof BOUNDARIES)[number];
+
+/** Why a steer was dropped. Every reason hands the text back to the client. */
+export const DROP_REASONS = [
+  'withdrawn',
+  'turn_cancelled',
+  'turn_failed',
+  'max_steps',
+  'continuation_cap',
+  'engine_lost',
+  'engine_shutdown',
+] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+
+const step = z.number().int().positive();
+const uuid = z.uuid();
+
+export const EventDataSchemas = {
+  ConversationCreated: z.object({}).strict(),
+  TurnStarted: z
+    .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string() })
+    .strict(),
+  ModelRequested: z.object({ step, steerIds: z.array(uuid).default([]) }).strict(),
+  ModelResponded: z
+    .object({ step, text: z.string(), toolCalls: z.array(ToolCallSchema), usage: UsageSchema.optional() })
+    .strict(),
+  ToolCallStarted: z
+    .object({ step, toolCallId: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()) })
+    .strict(),
+  ToolCallFinished: z
+    .object({
+      step,
+      toolCallId: z.string(),
+      name: z.string(),
+      ok: z.boolean(),
+      output: z.unknown().optional(),
+      error: z.object({ code: z.string(), message: z.string() }).strict().optional(),
+      durationMs: z.number().nonnegative(),
+    })
+    .strict(),
+  SteerQueued: z
+    .object({ steerId: uuid, text: z.string(), position: z.number().int().positive(), queueDepth: z.number().int().positive() })
+    .strict(),
+  SteeringDelivered: z
+    .object({
+      steerId: uuid,
+      text: z.string(),
+      position: z.number().int().positive(),
+      step,
+      boundary: z.enum(BOUNDARIES),
+      requestStep: step,
+      afterToolCallIds: z.array(z.string()),
+      rendered: z.string(),
+    })
+    .strict(),
+  SteerDropped: z
+    .object({ steerId: uuid, text: z.string(), position: z.number().int().positive(), reason: z.enum(DROP_REASONS) })
+    .strict(),
+  TurnCompleted: z.object({ steps: z.number().int().nonnegative(), text: z.string() }).strict(),
+  TurnCancelled: z.object({ steps: z.number().int().nonnegative(), reason: z.string() }).strict(),
+  TurnFailed: z
+    .object({ steps: z.number().int().nonnegative(), error: z.object({ code: z.string(), message: z.string() }).strict() })
+    .strict(),
+} as const;
+
+export type EventType = keyof typeof EventDataSchemas;
+export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
+export const TERMINAL_TURN_EVENTS = ['TurnCompleted', 'TurnCancelled', 'TurnFailed'] as const satisfies readonly EventType[];
+export const STEER_SETTLEMENTS = ['SteeringDelivered', 'SteerDropped'] as const satisfies readonly EventType[];
+/** The schema version every event type is written at today. */
+export const EVENT_VERSION = 1;
+
+const envelopeFields = {
+  id: uuid,
+  version: z.literal(EVENT_VERSION),
+  tenantId: z.string().min(1),
+  conversationId: uuid,
+  at: z.iso.datetime(),
+};
+
+function envelope<T extends EventType>(type: T) {
+  const turnScoped = type !== 'ConversationCreated';
+  return z
+    .object({
+      ...envelopeFields,
+      type: z.literal(type),
+      turnId: turnScoped ? uuid : z.null(),
+      seq: turnScoped ? z.number().int().positive() : z.literal(0),
+      data: EventDataSchemas[type],
+    })
+    .strict();
+}
+
+export const EventSchemas = Object.fromEntries(EVENT_TYPES.map((t) => [t, envelope(t)])) as {
+  [T in EventType]: ReturnType<typeof envelope<T>>;
+};
+
+export type EventData<T extends EventType> = z.infer<(typeof EventDataSchemas)[T]>;
+
+export type SteerlineEventOf<T extends EventType> = {
+  id: string;
+  type: T;
+  version: typeof EVENT_VERSION;
+  tenantId: string;
+  conversationId: string;
+  turnId: T extends 'ConversationCreated' ? null : string;
+  seq: number;
+  at: string;
+  data: EventData<T>;
+};
+export type SteerlineEvent = { [T in EventType]: SteerlineEventOf<T> }[EventType];
+export type TurnEvent = Exclude<SteerlineEvent, SteerlineEventOf<'ConversationCreated'>>;
+
+export const SteerlineEventSchema = z.discriminatedUnion(
+  'type',
+  EVENT_TYPES.map((t) => EventSchemas[t]) as unknown as [z.ZodObject, ...z.ZodObject[]],
+);
+
+export function isTerminalTurnEvent(e: { type: string }): boolean {
+  return (TERMINAL_TURN_EVENTS as readonly string[]).includes(e.type);
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+const ToolRequestSchema = z.object({ name: z.string().min(1).max(128), args: z.record(z.string(), z.unknown()).default({}) }).strict();
+
+const delayMs = z.number().int().min(0).max(600_000).optional();
+
+/** One answer of the scripted model (DESIGN §6); `error` makes that model call fail. */
+export const ScriptStepSchema = z.union([
+  z.object({ tool: ToolRequestSchema, text: z.string().optional(), delayMs }).strict(),
+  z.object({ tools: z.array(ToolRequestSchema).min(1).max(64), text: z.string().optional(), delayMs }).strict(),
+  z.object({ text: z.string(), delayMs }).strict(),
+  z.object({ error: z.string().min(1), delayMs }).strict(),
+]);
+export type ScriptStep = z.infer<typeof ScriptStepSchema>;
+
+export const ScriptedModelSchema = z
+  .object({ provider: z.literal('scripted'), name: z.string().default('scripted'), script: z.array(ScriptStepSchema).max(1000).default([]) })
+  .strict();
+export const OpenAIModelSchema = z.object({ provider: z.literal('openai'), name: z.string().min(1).max(200) }).strict();
+
+export const ModelSpecSchema = z.discriminatedUnion('provider', [ScriptedModelSchema, OpenAIModelSchema]);
+export type ModelSpec = z.infer<typeof ModelSpecSchema>;
+export const DEFAULT_MODEL: ModelSpec = { provider: 'scripted', name: 'scripted', script: [] };
+
+export const ToolCallSchema = z.object({ id: z.string().min(1), name: z.string().min(1), args: z.record(z.string(), z.unknown()) }).strict();
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+
+export const UsageSchema = z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }).strict();
+export type Usage = z.infer<typeof UsageSchema>;

@@ -1,0 +1,164 @@
+import { connect, type NatsConnection, type Msg, RequestError, TimeoutError } from '@nats-io/transport-node';
+import {
+  jetstreamManager,
+  DeliverPolicy,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
+import { decodeEvent } from './decode';
+import { SteerlineError, type ErrorCode } from './errors';
+import { errorReply, okReply, unwrapReply, type Reply } from './commands';
+import type { SteerlineEvent } from './events';
+import { BODY_MAX_BYTES } from './limits';
+import type { Subjects } from './subjects';
+
+const NANOS_PER_MS = 1_000_000;
+
+/** The event stream's settings (DESIGN §3); part of the contract consumers rely on. */
+export function streamConfig(s: Subjects, replicas = 1): Partial<StreamConfig> & { name: string } {
+  return {
+    name: s.stream,
+    subjects: [s.events],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    num_replicas: replicas,
+    // Long enough to cover an append retried across a NATS restart.
+    duplicate_window: 10 * 60 * 1000 * NANOS_PER_MS,
+    allow_direct: true,
+  };
+}
+
+export async function ensureStream(jsm: JetStreamManager, s: Subjects, replicas = 1): Promise<void> {
+  const config = streamConfig(s, replicas);
+  try {
+    await jsm.streams.info(s.stream);
+  } catch {
+    await jsm.streams.add(config);
+  }
+}
+
+export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+  return connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: false });
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function encodeJson(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+export function decodeJson(data: Uint8Array): unknown {
+  return JSON.parse(decoder.decode(data));
+}
+
+export interface RequestOptions {
+  timeoutMs: number;
+  /** What it means that nobody answers this subject, e.g. `turn_not_running` for a turn's own subject. */
+  noResponders: ErrorCode;
+}
+
+/** A request/reply call with a bounded wait; failures come back as `SteerlineError`. */
+export async function request<T>(nc: NatsConnection, subject: string, body: unknown, opts: RequestOptions): Promise<T> {
+  let msg: Msg;
+  try {
+    msg = await nc.request(subject, encodeJson(body), { timeout: opts.timeoutMs });
+  } catch (err) {
+    if (err instanceof RequestError && err.isNoResponders()) {
+      throw new SteerlineError(opts.noResponders, opts.noResponders === 'turn_not_running' ? 'no engine runs this turn' : `nobody answers ${subject}`);
+    }
+    if (err instanceof TimeoutError || (err instanceof RequestError && err.cause instanceof TimeoutError)) {
+      throw new SteerlineError('unavailable', `no answer on ${subject} within ${opts.timeoutMs} ms`);
+    }
+    throw new SteerlineError('unavailable', `request on ${subject} failed: ${(err as Error).message}`);
+  }
+  return unwrapReply(decodeJson(msg.data) as Reply<T>);
+}
+
+export type Handler = (body: unknown, msg: Msg) => Promise<unknown> | unknown;
+
+/**
+ * Answers a subject with typed replies. A malformed or oversized message gets
+ * `invalid_request`/`payload_too_large`; a handler error is mapped once, here.
+ */
+export function serve(nc: NatsConnection, subject: string, handler: Handler, opts: { queue?: string; onError?: (err: unknown) => void } = {}) {
+  return nc.subscribe(subject, {
+    queue: opts.queue,
+    callback: (err, msg) => {
+      if (err) return opts.onError?.(err);
+      void answer(msg, handler, opts.onError);
+    },
+  });
+}
+
+async function answer(msg: Msg, handler: Handler, onError?: (err: unknown) => void): Promise<void> {
+  let reply: Reply<unknown>;
+  try {
+    if (msg.data.length > BODY_MAX_BYTES) throw new SteerlineError('payload_too_large', `message is larger than ${BODY_MAX_BYTES} bytes`);
+    let body: unknown;
+    try {
+      body = msg.data.length ? decodeJson(msg.data) : {};
+    } catch {
+      throw new SteerlineError('invalid_request', 'message is not valid JSON');
+    }
+    reply = okReply(await handler(body, msg));
+  } catch (err) {
+    if (!(err instanceof SteerlineError)) onError?.(err);
+    reply = errorReply(err);
+  }
+  if (msg.reply) msg.respond(encodeJson(reply));
+}
+
+export interface StoredEvent {
+  streamSeq: number;
+  subject: string;
+  event: SteerlineEvent;
+}
+
+/**
+ * Reads one subject of the event log from its start up to its current end with
+ * an ordered consumer. Undecodable messages are skipped (the projector keeps them).
+ */
+export async function readSubject(js: JetStreamClient, jsm: JetStreamManager, stream: string, subject: string, fromSeq = 1): Promise<StoredEvent[]> {
+  const last = await lastMessageSeq(jsm, stream, subject);
+  if (last === 0 || last < fromSeq) return [];
+  const consumer = await js.consumers.get(stream, {
+    filter_subjects: subject,
+    deliver_policy: fromSeq > 1 ? DeliverPolicy.StartSequence : DeliverPolicy.All,
+    ...(fromSeq > 1 ? { opt_start_seq: fromSeq } : {}),
+  });
+  const out: StoredEvent[] = [];
+  const messages = await consumer.consume({ max_messages: 512 });
+  try {
+    for await (const m of messages) {
+      const decoded = decodeEvent(m.data);
+      if (decoded.ok) out.push({ streamSeq: m.seq, subject: m.subject, event: decoded.event });
+      if (m.seq >= last) break;
+    }
+  } finally {
+    await messages.close();
+    await consumer.delete().catch(() => undefined);
+  }
+  return out;
+}
+
+/** The stream sequence of the last message on a subject, 0 when there is none. */
+export async function lastMessageSeq(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
+  const msg = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch((err: unknown) => {
+    if (isNoMessage(err)) return null;
+    throw err;
+  });
+  return msg?.seq ?? 0;
+}
+
+function isNoMessage(err: unknown): boolean {
+  const code = (err as { api_error?: { err_code?: number }; code?: number })?.api_error?.err_code;
+  return code === 10037 || /no message found/i.test((err as Error)?.message ?? '');
+}
+
+export { jetstreamManager };

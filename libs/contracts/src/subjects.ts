@@ -1,0 +1,54 @@
+/**
+ * Every subject and the stream name, built from the deployment's prefix
+ * (STEERLINE_PREFIX). Event subjects and command subjects never overlap, so a
+ * stream never captures a request and answers it with its ack.
+ */
+export const DEFAULT_PREFIX = 'steerline';
+
+const TOKEN = /^[A-Za-z0-9_-]+$/;
+
+function token(value: string, what: string): string {
+  if (!TOKEN.test(value)) throw new Error(`${what} is not a valid subject token: ${JSON.stringify(value)}`);
+  return value;
+}
+
+export function subjects(prefix: string = DEFAULT_PREFIX) {
+  token(prefix, 'prefix');
+  return {
+    prefix,
+    stream: `${prefix.toUpperCase()}_EVENTS`,
+    /** All events: the stream's subjects. */
+    events: `${prefix}.evt.>`,
+    /** One conversation's events: the aggregate, guarded by expected last subject sequence. */
+    conversationEvents: (tenantId: string, conversationId: string) =>
+      `${prefix}.evt.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}`,
+    createConversation: `${prefix}.cmd.conversation.create`,
+    startTurn: `${prefix}.cmd.turn.start`,
+    turnSteer: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.steer`,
+    conversationSteer: (conversationId: string) => `${prefix}.cmd.conv.${token(conversationId, 'conversationId')}.steer`,
+    withdraw: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.withdraw`,
+    cancel: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.cancel`,
+    /** Everything a turn's owner answers; one wildcard subscription per running turn. */
+    turnCommands: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.*`,
+    queryConversation: `${prefix}.qry.conversation`,
+    queryTurn: `${prefix}.qry.turn`,
+    querySteer: `${prefix}.qry.steer`,
+    queryHealth: `${prefix}.qry.health`,
+    /** Queue groups: one member of each answers a request. */
+    engineQueue: `${prefix}-engine`,
+    persistenceQueue: `${prefix}-persistence`,
+    projectorConsumer: `${prefix}-projector`,
+  };
+}
+export type Subjects = ReturnType<typeof subjects>;
+
+/** Splits an event subject back into its tenant and conversation. */
+export function parseEventSubject(subject: string): { prefix: string; tenantId: string; conversationId: string } | undefined {
+  const parts = subject.split('.');
+  if (parts.length !== 4 || parts[1] !== 'evt') return undefined;
+  return { prefix: parts[0], tenantId: parts[2], conversationId: parts[3] };
+}
+
+/** Headers on every event message, so consumers can route without parsing. */
+export const EVENT_TYPE_HEADER = 'Steerline-Event-Type';
+export const STEER_ID_HEADER = 'Steerline-Steer-Id';

@@ -1,0 +1,40 @@
+import type { SteerlineEvent, EventData } from './events';
+import type { ToolCall } from './models';
+
+/**
+ * The model context, message by message. The engine builds each model request
+ * from these and the projector stores the same ones, so the transcript a
+ * client reads is, by construction, what the model saw.
+ */
+export type ChatMessage =
+  | { role: 'user'; content: string; turnId: string; steerId?: string }
+  | { role: 'assistant'; content: string; turnId: string; step: number; toolCalls?: ToolCall[] }
+  | { role: 'tool'; content: string; turnId: string; step: number; toolCallId: string };
+
+/** A steer reaches the model as its own user message, exactly this text. */
+export function renderSteer(text: string): string {
+  return text;
+}
+
+export function renderToolResult(result: EventData<'ToolCallFinished'>): string {
+  if (!result.ok) return `Error: ${result.error?.message ?? 'tool failed'}`;
+  return typeof result.output === 'string' ? result.output : JSON.stringify(result.output ?? null);
+}
+
+/** The messages one event adds to the model context (none for most events). */
+export function messagesOf(event: SteerlineEvent): ChatMessage[] {
+  switch (event.type) {
+    case 'TurnStarted':
+      return [{ role: 'user', content: event.data.prompt, turnId: event.turnId }];
+    case 'ModelResponded': {
+      const { step, text, toolCalls } = event.data;
+      return [{ role: 'assistant', content: text, turnId: event.turnId, step, ...(toolCalls.length ? { toolCalls } : {}) }];
+    }
+    case 'ToolCallFinished':
+      return [{ role: 'tool', content: renderToolResult(event.data), turnId: event.turnId, step: event.data.step, toolCallId: event.data.toolCallId }];
+    case 'SteeringDelivered':
+      return [{ role: 'user', content: event.data.rendered, turnId: event.turnId, steerId: event.data.steerId }];
+    default:
+      return [];
+  }
+}

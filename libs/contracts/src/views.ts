@@ -1,0 +1,44 @@
+import type { TurnLimits } from './limits';
+import type { ModelSpec } from './models';
+import type { ChatMessage } from './transcript';
+import type { Boundary, DropReason } from './events';
+import type { SteerStatus, TurnStatus } from './commands';
+
+/** Read models answered by the persistence service (DESIGN §5). */
+export interface SteerView {
+  id: string;
+  turnId: string;
+  text: string;
+  position: number;
+  status: SteerStatus;
+  reason?: DropReason;
+  step?: number;
+  boundary?: Boundary;
+  requestStep?: number;
+  queuedAt: string;
+  settledAt?: string;
+}
+
+export interface TurnView {
+  id: string;
+  conversationId: string;
+  status: TurnStatus;
+  steps: number;
+  prompt: string;
+  model: ModelSpec;
+  limits: TurnLimits;
+  text?: string;
+  error?: { code: string; message: string };
+  cancelReason?: string;
+  steers: { queued: number; delivered: number; dropped: number };
+  startedAt: string;
+  endedAt?: string;
+}
+
+export interface ConversationView {
+  id: string;
+  createdAt: string;
+  turns: Omit<TurnView, 'steers' | 'conversationId'>[] | TurnView[];
+  messages: ChatMessage[];
+  steers: SteerView[];
+}
