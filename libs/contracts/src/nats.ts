@@ -1,6 +1,7 @@
 import { connect, type NatsConnection, type Msg, RequestError, TimeoutError } from '@nats-io/transport-node';
 import {
   jetstreamManager,
+  JetStreamApiError,
   DeliverPolicy,
   DiscardPolicy,
   RetentionPolicy,
@@ -156,9 +157,16 @@ export async function lastMessageSeq(jsm: JetStreamManager, stream: string, subj
   return msg?.seq ?? 0;
 }
 
+/** JetStream API error codes this code base reacts to. */
+export const JS_NO_MESSAGE_FOUND = 10037;
+export const JS_WRONG_LAST_SEQUENCE = 10071;
+
+export function jetStreamErrorCode(err: unknown): number | undefined {
+  return err instanceof JetStreamApiError ? err.code : undefined;
+}
+
 function isNoMessage(err: unknown): boolean {
-  const code = (err as { api_error?: { err_code?: number }; code?: number })?.api_error?.err_code;
-  return code === 10037 || /no message found/i.test((err as Error)?.message ?? '');
+  return jetStreamErrorCode(err) === JS_NO_MESSAGE_FOUND;
 }
 
 export { jetstreamManager };

@@ -1,0 +1,22 @@
+import 'reflect-metadata';
+import { ConsoleLogger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { EngineConfig } from './config';
+import { EngineModule } from './engine.module';
+import { EngineService } from './engine.service';
+
+export interface RunningEngine {
+  engineId: string;
+  service: EngineService;
+  close(): Promise<void>;
+}
+
+/** Starts an engine in this process (used by main.ts and by the tests). */
+export async function startEngine(config: EngineConfig, opts: { logger?: false } = {}): Promise<RunningEngine> {
+  const app = await NestFactory.createApplicationContext(EngineModule.forConfig(config), {
+    logger: opts.logger ?? new ConsoleLogger({ json: true }),
+  });
+  const service = app.get(EngineService);
+  await service.start();
+  return { engineId: config.engineId, service, close: () => app.close() };
+}

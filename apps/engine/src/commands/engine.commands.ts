@@ -1,0 +1,103 @@
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import {
+  CancelTurnCommand,
+  CreateConversationCommand,
+  EVENT_VERSION,
+  StartTurnCommand,
+  SteerlineError,
+  SubmitConversationSteerCommand,
+  SubmitSteerCommand,
+  WithdrawSteerCommand,
+  parseBody,
+  serve,
+  uuidv7,
+  type SteerlineEventOf,
+  type Subjects,
+} from '@steerline/contracts';
+import { Logger } from '@nestjs/common';
+import { StaleWriterError, type EventLog } from '../log/event-log';
+import type { TurnRegistry } from '../turn/turn.registry';
+import type { TurnRunner } from '../turn/turn.runner';
+
+const logger = new Logger('EngineCommands');
+const onError = (err: unknown) => logger.error({ message: 'command handler failed', error: (err as Error)?.message });
+
+/** The engine's queue-group subjects: any instance may answer. */
+export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry): Subscription[] {
+  return [
+    serve(nc, s.createConversation, (body) => createConversation(parseBody(CreateConversationCommand, body), s, log), { queue: s.engineQueue, onError }),
+    serve(
+      nc,
+      s.startTurn,
+      async (body) => {
+        const runner = await turns.start(parseBody(StartTurnCommand, body));
+        return { turnId: runner.turnId };
+      },
+      { queue: s.engineQueue, onError },
+    ),
+  ];
+}
+
+async function createConversation(command: CreateConversationCommand, s: Subjects, log: EventLog): Promise<{ id: string }> {
+  const id = command.conversationId ?? uuidv7();
+  const event: SteerlineEventOf<'ConversationCreated'> = {
+    id: uuidv7(),
+    type: 'ConversationCreated',
+    version: EVENT_VERSION,
+    tenantId: command.tenantId,
+    conversationId: id,
+    turnId: null,
+    seq: 0,
+    at: new Date().toISOString(),
+    data: {},
+  };
+  try {
+    // Expected last sequence 0: the conversation's subject must be empty, so an id is never reused.
+    await log.append(s.conversationEvents(command.tenantId, id), [event], 0);
+  } catch (err) {
+    if (err instanceof StaleWriterError) throw new SteerlineError('invalid_request', `conversation ${id} already exists`);
+    throw new SteerlineError('unavailable', (err as Error).message);
+  }
+  return { id };
+}
+
+/** The owner's subjects of one running turn: steer, withdraw, cancel, and steers by conversation. */
+export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunner): Subscription[] {
+  const owned = (tenantId: string) => {
+    // Another tenant's turn does not exist for this caller.
+    if (tenantId !== runner.tenantId) throw new SteerlineError('not_found', `turn ${runner.turnId} not found`);
+  };
+  const onTurnCommand = async (body: unknown, msg: Msg) => {
+    const verb = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
+    switch (verb) {
+      case 'steer': {
+        const command = parseBody(SubmitSteerCommand, body);
+        owned(command.tenantId);
+        return runner.submitSteer(command.steerId ?? uuidv7(), command.text);
+      }
+      case 'withdraw': {
+        const command = parseBody(WithdrawSteerCommand, body);
+        owned(command.tenantId);
+        return runner.withdraw(command.steerId);
+      }
+      case 'cancel': {
+        const command = parseBody(CancelTurnCommand, body);
+        owned(command.tenantId);
+        await runner.cancel(command.reason ?? 'cancelled by the client');
+        return { accepted: true };
+      }
+      default:
+        throw new SteerlineError('invalid_request', `unknown turn command ${verb}`);
+    }
+  };
+  const onConversationSteer = async (body: unknown) => {
+    const command = parseBody(SubmitConversationSteerCommand, body);
+    owned(command.tenantId);
+    // Resolved here, by the owner, so the check and the acceptance are one step (DESIGN §2.9).
+    if (command.expectedTurnId && command.expectedTurnId !== runner.turnId) {
+      throw new SteerlineError('turn_moved_on', `the running turn is ${runner.turnId}`, { turnId: runner.turnId });
+    }
+    return runner.submitSteer(command.steerId ?? uuidv7(), command.text);
+  };
+  return [serve(nc, s.turnCommands(runner.turnId), onTurnCommand, { onError }), serve(nc, s.conversationSteer(runner.conversationId), onConversationSteer, { onError })];
+}

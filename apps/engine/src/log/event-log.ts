@@ -1,0 +1,82 @@
+import { headers } from '@nats-io/transport-node';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import {
+  EVENT_TYPE_HEADER,
+  JS_WRONG_LAST_SEQUENCE,
+  STEER_ID_HEADER,
+  encodeEvent,
+  jetStreamErrorCode,
+  type SteerlineEvent,
+} from '@steerline/contracts';
+
+/** Another writer appended to the conversation first: this writer is stale (fenced). */
+export class StaleWriterError extends Error {
+  constructor(subject: string) {
+    super(`another writer appended to ${subject}`);
+    this.name = 'StaleWriterError';
+  }
+}
+
+/** The log did not take an append within the retry window. */
+export class LogUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`the event log did not acknowledge an append: ${(cause as Error)?.message ?? cause}`, { cause });
+    this.name = 'LogUnavailableError';
+  }
+}
+
+export interface EventLogOptions {
+  /** How long one append is retried (same message id, deduplicated) before giving up. */
+  retryForMs: number;
+  ackTimeoutMs: number;
+}
+
+/**
+ * Appends events to a conversation's subject, one at a time, each guarded by
+ * the subject's last sequence (optimistic concurrency: a stale or second
+ * writer is refused) and carrying its event id as `Nats-Msg-Id` (a retried
+ * append is deduplicated by the stream).
+ */
+export class EventLog {
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly opts: EventLogOptions = { retryForMs: 10_000, ackTimeoutMs: 2_000 },
+  ) {}
+
+  /** Appends in order; returns the subject's new last sequence. */
+  async append(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
+    let last = expectedLastSeq;
+    for (const event of events) last = await this.appendOne(subject, event, last);
+    return last;
+  }
+
+  private async appendOne(subject: string, event: SteerlineEvent, expectedLastSeq: number): Promise<number> {
+    const payload = encodeEvent(event);
+    const deadline = Date.now() + this.opts.retryForMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const ack = await this.js.publish(subject, payload, {
+          msgID: event.id,
+          // The client writes expectation headers into the object it is given: a fresh one each time.
+          headers: eventHeaders(event),
+          expect: { lastSubjectSequence: expectedLastSeq },
+          timeout: this.opts.ackTimeoutMs,
+        });
+        return ack.seq;
+      } catch (err) {
+        if (jetStreamErrorCode(err) === JS_WRONG_LAST_SEQUENCE) throw new StaleWriterError(subject);
+        if (Date.now() >= deadline) throw new LogUnavailableError(err);
+        await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+      }
+    }
+  }
+}
+
+function eventHeaders(event: SteerlineEvent) {
+  const h = headers();
+  h.set(EVENT_TYPE_HEADER, event.type);
+  if (event.type === 'SteerQueued' || event.type === 'SteeringDelivered' || event.type === 'SteerDropped') {
+    h.set(STEER_ID_HEADER, event.data.steerId);
+  }
+  return h;
+}

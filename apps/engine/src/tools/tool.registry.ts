@@ -1,0 +1,74 @@
+import { abortableDelay } from '../models/abortable-delay';
+import type { ToolSpec } from '../models/model.provider';
+
+export interface Tool {
+  spec: ToolSpec;
+  run(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
+}
+
+/** A tool that failed; its message becomes the tool result's error. */
+export class ToolError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}
+
+const MAX_SLEEP_MS = 10 * 60 * 1000;
+
+export const BUILTIN_TOOLS: Tool[] = [
+  {
+    spec: {
+      name: 'sleep',
+      description: 'Waits the given number of milliseconds.',
+      parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: MAX_SLEEP_MS } }, required: ['ms'] },
+    },
+    async run(args, signal) {
+      const ms = Number(args.ms);
+      if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SLEEP_MS) throw new ToolError('invalid_arguments', `ms must be an integer from 0 to ${MAX_SLEEP_MS}`);
+      await abortableDelay(ms, signal);
+      return `slept ${ms} ms`;
+    },
+  },
+  {
+    spec: {
+      name: 'echo',
+      description: 'Returns its text.',
+      parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    },
+    async run(args) {
+      if (typeof args.text !== 'string') throw new ToolError('invalid_arguments', 'text must be a string');
+      return args.text;
+    },
+  },
+  {
+    spec: {
+      name: 'fail',
+      description: 'Always fails with the given message.',
+      parameters: { type: 'object', properties: { message: { type: 'string' } } },
+    },
+    async run(args) {
+      throw new ToolError('tool_failed', typeof args.message === 'string' ? args.message : 'failed on purpose');
+    },
+  },
+];
+
+/** The tools offered to models; `STEERLINE_BUILTIN_TOOLS` may name fewer. */
+export class ToolRegistry {
+  private readonly tools = new Map<string, Tool>();
+
+  constructor(tools: Tool[] = BUILTIN_TOOLS) {
+    for (const tool of tools) this.tools.set(tool.spec.name, tool);
+  }
+
+  specs(): ToolSpec[] {
+    return [...this.tools.values()].map((t) => t.spec);
+  }
+
+  get(name: string): Tool | undefined {
+    return this.tools.get(name);
+  }
+}

@@ -1,0 +1,13 @@
+import type { DropReason, ModelSpec, ToolCall, TurnLimits, Usage } from '@steerline/contracts';
+
+/** What the runner and the command handlers ask of a turn. Imperative names. */
+export type TurnCommand =
+  | { type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; prompt: string; model: ModelSpec; limits: TurnLimits; engineId: string }
+  | { type: 'SubmitSteer'; steerId: string; text: string }
+  | { type: 'WithdrawSteer'; steerId: string }
+  | { type: 'RecordModelAnswer'; step: number; text: string; toolCalls: ToolCall[]; usage?: Usage }
+  | { type: 'RecordToolResult'; step: number; toolCallId: string; name: string; ok: boolean; output?: unknown; error?: { code: string; message: string }; durationMs: number }
+  | { type: 'FailTurn'; code: string; message: string }
+  | { type: 'CancelTurn'; reason: string }
+  /** The turn's owner is gone or going: settle everything honestly. */
+  | { type: 'AbandonTurn'; reason: Extract<DropReason, 'engine_lost' | 'engine_shutdown'> };

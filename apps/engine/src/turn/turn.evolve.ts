@@ -1,0 +1,80 @@
+import type { TurnEvent } from '@steerline/contracts';
+import type { SteerRecord, TurnState } from './turn.state';
+
+function withSteer(state: TurnState, record: SteerRecord): ReadonlyMap<string, SteerRecord> {
+  const steers = new Map(state.steers);
+  steers.set(record.steerId, record);
+  return steers;
+}
+
+/** Applies one event to the state. Pure: the same events always give the same state. */
+export function evolve(state: TurnState, event: TurnEvent): TurnState {
+  const next: TurnState = { ...state, seq: event.seq };
+  switch (event.type) {
+    case 'TurnStarted':
+      return {
+        ...next,
+        status: 'running',
+        turnId: event.turnId,
+        tenantId: event.tenantId,
+        conversationId: event.conversationId,
+        model: event.data.model,
+        limits: event.data.limits,
+      };
+    case 'ModelRequested':
+      // A request after a text-only answer is a continuation (DESIGN §2.6).
+      return {
+        ...next,
+        step: event.data.step,
+        awaiting: 'model',
+        toolCalls: [],
+        finished: [],
+        continuations: state.responded && state.awaiting === 'nothing' ? state.continuations + 1 : state.continuations,
+      };
+    case 'ModelResponded':
+      return {
+        ...next,
+        responded: true,
+        lastText: event.data.text,
+        awaiting: event.data.toolCalls.length ? 'tools' : 'nothing',
+        toolCalls: event.data.toolCalls.map((c) => c.id),
+        finished: [],
+      };
+    case 'ToolCallStarted':
+      return next;
+    case 'ToolCallFinished':
+      return { ...next, finished: [...state.finished, event.data.toolCallId] };
+    case 'SteerQueued': {
+      const { steerId, text, position } = event.data;
+      return {
+        ...next,
+        queue: [...state.queue, steerId],
+        nextPosition: position + 1,
+        steers: withSteer(state, { steerId, text, position, status: 'queued' }),
+      };
+    }
+    case 'SteeringDelivered': {
+      const { steerId, step, boundary, requestStep } = event.data;
+      const record = state.steers.get(steerId)!;
+      return {
+        ...next,
+        queue: state.queue.filter((id) => id !== steerId),
+        steers: withSteer(state, { ...record, status: 'delivered', step, boundary, requestStep }),
+      };
+    }
+    case 'SteerDropped': {
+      const record = state.steers.get(event.data.steerId)!;
+      return {
+        ...next,
+        queue: state.queue.filter((id) => id !== event.data.steerId),
+        steers: withSteer(state, { ...record, status: 'dropped', reason: event.data.reason }),
+      };
+    }
+    case 'TurnCompleted':
+      return { ...next, status: 'completed', awaiting: 'nothing' };
+    case 'TurnCancelled':
+      return { ...next, status: 'cancelled', awaiting: 'nothing' };
+    case 'TurnFailed':
+      return { ...next, status: 'failed', awaiting: 'nothing' };
+  }
+}

@@ -1,0 +1,66 @@
+import { DEFAULT_LIMITS, type TurnLimits, type TurnEvent, type ToolCall } from '@steerline/contracts';
+import { execute, type StampContext } from './turn.decider';
+import type { TurnCommand } from './turn.commands';
+import { initialState, type TurnState } from './turn.state';
+
+/** Test helpers: a turn driven only through commands, as the runner drives it. */
+export const TURN_ID = '0190a000-0000-7000-8000-000000000001';
+export const CONVERSATION_ID = '0190a000-0000-7000-8000-000000000002';
+
+let counter = 0;
+export function steerId(n: number): string {
+  return `0190a000-0000-7000-8000-${String(n).padStart(12, '0')}`;
+}
+
+function context(): StampContext {
+  counter += 1;
+  return { id: `0190b000-0000-7000-8000-${String(counter).padStart(12, '0')}`, at: new Date(0).toISOString() };
+}
+
+export function newTurnState(): TurnState {
+  return { ...initialState(), turnId: TURN_ID, tenantId: 'default', conversationId: CONVERSATION_ID };
+}
+
+export function startCommand(limits: Partial<TurnLimits> = {}): TurnCommand {
+  return {
+    type: 'StartTurn',
+    turnId: TURN_ID,
+    tenantId: 'default',
+    conversationId: CONVERSATION_ID,
+    prompt: 'do the thing',
+    model: { provider: 'scripted', name: 'scripted', script: [] },
+    limits: { ...DEFAULT_LIMITS, ...limits },
+    engineId: 'engine-test',
+  };
+}
+
+/** Runs commands in order; returns every event and the final state. Throws on a refused command. */
+export function run(commands: TurnCommand[], state: TurnState = newTurnState()): { state: TurnState; events: TurnEvent[] } {
+  const events: TurnEvent[] = [];
+  for (const command of commands) {
+    const result = execute(state, command, context);
+    state = result.state;
+    events.push(...result.events);
+  }
+  return { state, events };
+}
+
+export const call = (step: number, i = 0, name = 'sleep'): ToolCall => ({ id: `call_${step}_${i}`, name, args: {} });
+export const answerWithTools = (step: number, n = 1): TurnCommand => ({
+  type: 'RecordModelAnswer',
+  step,
+  text: '',
+  toolCalls: Array.from({ length: n }, (_, i) => call(step, i)),
+});
+export const answerText = (step: number, text = 'done'): TurnCommand => ({ type: 'RecordModelAnswer', step, text, toolCalls: [] });
+export const toolDone = (step: number, i = 0, ok = true): TurnCommand => ({
+  type: 'RecordToolResult',
+  step,
+  toolCallId: `call_${step}_${i}`,
+  name: 'sleep',
+  ok,
+  ...(ok ? { output: 'slept' } : { error: { code: 'boom', message: 'boom' } }),
+  durationMs: 1,
+});
+export const steer = (n: number, text = `steer ${n}`): TurnCommand => ({ type: 'SubmitSteer', steerId: steerId(n), text });
+export const types = (events: TurnEvent[]) => events.map((e) => e.type);

@@ -1,0 +1,136 @@
+import { Logger } from '@nestjs/common';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_MODEL,
+  SteerlineError,
+  isTerminalTurnEvent,
+  messagesOf,
+  readSubject,
+  uuidv7,
+  type StartTurnCommand,
+  type Subjects,
+  type TurnEvent,
+} from '@steerline/contracts';
+import type { EventLog } from '../log/event-log';
+import type { ModelRegistry } from '../models/model.registry';
+import type { ToolRegistry } from '../tools/tool.registry';
+import { initialState } from './turn.state';
+import { TurnRunner } from './turn.runner';
+
+export interface RegistryDeps {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  subjects: Subjects;
+  log: EventLog;
+  models: ModelRegistry;
+  tools: ToolRegistry;
+  engineId: string;
+  /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
+  subscribeTurn: (runner: TurnRunner) => Subscription[];
+}
+
+/** The turns this engine owns, by turn and by conversation. */
+export class TurnRegistry {
+  private readonly logger = new Logger('TurnRegistry');
+  private readonly byTurn = new Map<string, TurnRunner>();
+  private readonly byConversation = new Map<string, TurnRunner>();
+  private readonly starting = new Set<string>();
+  private readonly subscriptions = new Map<string, Subscription[]>();
+
+  constructor(private readonly deps: RegistryDeps) {}
+
+  get size(): number {
+    return this.byTurn.size;
+  }
+
+  turn(turnId: string): TurnRunner | undefined {
+    return this.byTurn.get(turnId);
+  }
+
+  runningIn(conversationId: string): TurnRunner | undefined {
+    return this.byConversation.get(conversationId);
+  }
+
+  /**
+   * Starts a turn: reads the conversation's log (its context, and whether a turn
+   * runs), then appends TurnStarted guarded by the conversation's last sequence,
+   * so two engines racing to start turns of one conversation cannot both win.
+   */
+  async start(command: StartTurnCommand): Promise<TurnRunner> {
+    const { tenantId, conversationId } = command;
+    if (!this.deps.models.has((command.model ?? DEFAULT_MODEL).provider)) {
+      throw new SteerlineError('invalid_request', `model provider ${(command.model ?? DEFAULT_MODEL).provider} is not configured on this server`);
+    }
+    if (this.byConversation.has(conversationId) || this.starting.has(conversationId)) {
+      throw new SteerlineError('turn_already_running', 'a turn of this conversation is running');
+    }
+    this.starting.add(conversationId);
+    try {
+      const subject = this.deps.subjects.conversationEvents(tenantId, conversationId);
+      const stored = await readSubject(this.deps.js, this.deps.jsm, this.deps.subjects.stream, subject);
+      if (stored.length === 0) throw new SteerlineError('not_found', `conversation ${conversationId} does not exist`);
+      const running = runningTurn(stored.map((s) => s.event).filter((e): e is TurnEvent => e.turnId !== null));
+      if (running) throw new SteerlineError('turn_already_running', `turn ${running} of this conversation is running`, { turnId: running });
+      const turnId = command.turnId ?? uuidv7();
+      const runner = new TurnRunner(
+        {
+          log: this.deps.log,
+          model: this.deps.models.get((command.model ?? DEFAULT_MODEL).provider),
+          tools: this.deps.tools,
+          subject,
+          onEnded: (r) => this.release(r),
+        },
+        { ...initialState(), turnId, tenantId, conversationId },
+        stored.flatMap((s) => messagesOf(s.event)),
+        stored[stored.length - 1].streamSeq,
+      );
+      this.byTurn.set(turnId, runner);
+      this.byConversation.set(conversationId, runner);
+      this.subscriptions.set(turnId, this.deps.subscribeTurn(runner));
+      try {
+        await runner.start({
+          type: 'StartTurn',
+          turnId,
+          tenantId,
+          conversationId,
+          prompt: command.prompt,
+          model: command.model ?? DEFAULT_MODEL,
+          limits: { ...DEFAULT_LIMITS, ...command.limits },
+          engineId: this.deps.engineId,
+        });
+      } catch (err) {
+        this.release(runner);
+        throw err;
+      }
+      this.logger.log({ message: 'turn started', turnId, conversationId, tenantId });
+      return runner;
+    } finally {
+      this.starting.delete(conversationId);
+    }
+  }
+
+  /** Settles every running turn (graceful shutdown): their steers are dropped honestly, not lost. */
+  async abandonAll(reason: 'engine_shutdown' | 'engine_lost'): Promise<void> {
+    await Promise.all([...this.byTurn.values()].map((r) => r.abandon(reason)));
+  }
+
+  private release(runner: TurnRunner): void {
+    for (const sub of this.subscriptions.get(runner.turnId) ?? []) sub.unsubscribe();
+    this.subscriptions.delete(runner.turnId);
+    this.byTurn.delete(runner.turnId);
+    if (this.byConversation.get(runner.conversationId) === runner) this.byConversation.delete(runner.conversationId);
+  }
+}
+
+/** The id of the conversation's turn that has started and not ended, if any. */
+function runningTurn(events: TurnEvent[]): string | undefined {
+  let running: string | undefined;
+  for (const e of events) {
+    if (e.type === 'TurnStarted') running = e.turnId;
+    else if (isTerminalTurnEvent(e) && e.turnId === running) running = undefined;
+  }
+  return running;
+}

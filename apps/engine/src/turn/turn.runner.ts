@@ -1,0 +1,190 @@
+import { Logger } from '@nestjs/common';
+import {
+  SteerlineError,
+  isTerminalTurnEvent,
+  messagesOf,
+  uuidv7,
+  type ChatMessage,
+  type Receipt,
+  type TurnEvent,
+} from '@steerline/contracts';
+import { StaleWriterError, type EventLog } from '../log/event-log';
+import { ModelError, type ModelProvider } from '../models/model.provider';
+import type { ToolRegistry } from '../tools/tool.registry';
+import { execute } from './turn.decider';
+import type { TurnCommand } from './turn.commands';
+import { evolve } from './turn.evolve';
+import { receiptOf, type TurnState } from './turn.state';
+
+export interface RunnerDeps {
+  log: EventLog;
+  model: ModelProvider;
+  tools: ToolRegistry;
+  subject: string;
+  onEnded: (runner: TurnRunner) => void;
+}
+
+const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
+
+/**
+ * The shell around the decider: appends what it decides, in order, and only
+ * then acts on it — the model is called after its `ModelRequested` (and the
+ * deliveries before it) are in the log (write-ahead). Model answers and tool
+ * results come back as commands.
+ */
+export class TurnRunner {
+  private readonly logger = new Logger('TurnRunner');
+  /** What has been decided; leads the log. Commands are decided against it. */
+  private decided: TurnState;
+  /** What the log has acknowledged; receipts are read from it, never from `decided`. */
+  private logged: TurnState;
+  private readonly messages: ChatMessage[];
+  private tail: Promise<void> = Promise.resolve();
+  private broken?: Error;
+  private finished = false;
+  private readonly abort = new AbortController();
+  private endedResolve!: () => void;
+  readonly ended = new Promise<void>((r) => (this.endedResolve = r));
+
+  constructor(
+    private readonly deps: RunnerDeps,
+    state: TurnState,
+    history: readonly ChatMessage[],
+    private lastSubjectSeq: number,
+  ) {
+    this.decided = state;
+    this.logged = state;
+    this.messages = [...history];
+  }
+
+  get turnId(): string {
+    return this.decided.turnId;
+  }
+  get conversationId(): string {
+    return this.decided.conversationId;
+  }
+  get tenantId(): string {
+    return this.decided.tenantId;
+  }
+  get running(): boolean {
+    return this.decided.status === 'running';
+  }
+
+  /** Decides a command, queues its events for the log and resolves once they are acknowledged. */
+  private run(command: TurnCommand): Promise<TurnEvent[]> {
+    if (this.broken) return Promise.reject(new SteerlineError('unavailable', 'this turn lost its event log'));
+    const { state, events } = execute(this.decided, command, stampContext);
+    this.decided = state;
+    for (const e of events) this.messages.push(...messagesOf(e));
+    const snapshot = this.messages.slice();
+    const appended = this.tail.then(async () => {
+      if (events.length === 0) return;
+      this.lastSubjectSeq = await this.deps.log.append(this.deps.subject, events, this.lastSubjectSeq);
+      this.logged = events.reduce(evolve, this.logged);
+      this.react(events, snapshot);
+    });
+    this.tail = appended.catch((err: Error) => this.fail(err));
+    return appended.then(() => events);
+  }
+
+  async start(command: Extract<TurnCommand, { type: 'StartTurn' }>): Promise<void> {
+    await this.run(command).catch((err) => {
+      // Someone appended to the conversation since we read it: another turn won the race.
+      if (err instanceof StaleWriterError) throw new SteerlineError('turn_already_running', 'another turn of this conversation started first');
+      throw asUnavailable(err);
+    });
+  }
+
+  async submitSteer(steerId: string, text: string): Promise<Receipt> {
+    await this.run({ type: 'SubmitSteer', steerId, text }).catch(rethrowAsUnavailable);
+    return receiptOf(this.logged, steerId)!;
+  }
+
+  async withdraw(steerId: string): Promise<Receipt> {
+    await this.run({ type: 'WithdrawSteer', steerId }).catch(rethrowAsUnavailable);
+    return receiptOf(this.logged, steerId)!;
+  }
+
+  async cancel(reason: string): Promise<void> {
+    const done = this.run({ type: 'CancelTurn', reason });
+    this.abort.abort(new Error('turn cancelled'));
+    await done.catch(rethrowAsUnavailable);
+  }
+
+  /** Settles the turn because this engine is going away. */
+  async abandon(reason: 'engine_lost' | 'engine_shutdown'): Promise<void> {
+    if (!this.running) return this.ended;
+    const done = this.run({ type: 'AbandonTurn', reason });
+    this.abort.abort(new Error(reason));
+    await done.catch(() => undefined);
+  }
+
+  private react(events: TurnEvent[], context: ChatMessage[]): void {
+    for (const e of events) {
+      if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
+      else if (e.type === 'ToolCallStarted') void this.runTool(e.data.step, e.data.toolCallId, e.data.name, e.data.args);
+      else if (isTerminalTurnEvent(e)) this.finish();
+    }
+  }
+
+  private async callModel(step: number, messages: ChatMessage[]): Promise<void> {
+    const { model } = this.decided;
+    let command: TurnCommand;
+    try {
+      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs() }, this.abort.signal);
+      command = { type: 'RecordModelAnswer', step, ...answer };
+    } catch (err) {
+      if (this.abort.signal.aborted) return;
+      const code = err instanceof ModelError ? err.code : 'model_failed';
+      command = { type: 'FailTurn', code, message: (err as Error).message };
+    }
+    await this.runIfRunning(command);
+  }
+
+  private async runTool(step: number, toolCallId: string, name: string, args: Record<string, unknown>): Promise<void> {
+    const started = performance.now();
+    const tool = this.deps.tools.get(name);
+    let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error'>;
+    try {
+      if (!tool) throw Object.assign(new Error(`no tool named ${name}`), { code: 'unknown_tool' });
+      result = { ok: true, output: await tool.run(args, this.abort.signal) };
+    } catch (err) {
+      if (this.abort.signal.aborted) return;
+      result = { ok: false, error: { code: (err as { code?: string }).code ?? 'tool_failed', message: (err as Error).message } };
+    }
+    const durationMs = Math.round(performance.now() - started);
+    await this.runIfRunning({ type: 'RecordToolResult', step, toolCallId, name, durationMs, ...result });
+  }
+
+  /** Model answers and tool results that arrive after the turn ended are dropped on purpose. */
+  private async runIfRunning(command: TurnCommand): Promise<void> {
+    if (!this.running) return;
+    await this.run(command).catch((err) => {
+      if (!(err instanceof SteerlineError && err.code === 'turn_not_running')) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
+    });
+  }
+
+  private fail(err: Error): void {
+    if (this.broken) return;
+    this.broken = err;
+    this.abort.abort(err);
+    this.logger.error({ message: 'turn stopped: its events could not be appended', turnId: this.turnId, conversationId: this.conversationId, error: err.message });
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.abort.abort(new Error('turn ended'));
+    this.deps.onEnded(this);
+    this.endedResolve();
+  }
+}
+
+function asUnavailable(err: unknown): SteerlineError {
+  return err instanceof SteerlineError ? err : new SteerlineError('unavailable', (err as Error).message);
+}
+
+function rethrowAsUnavailable(err: unknown): never {
+  throw asUnavailable(err);
+}

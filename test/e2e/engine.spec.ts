@@ -1,0 +1,53 @@
+import { checkInvariants, request, type Receipt, type StoredEvent } from '@steerline/contracts';
+import { startEngine, type RunningEngine } from '../../apps/engine/src/app';
+import { eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
+
+describe('engine over real NATS JetStream', () => {
+  const prefix = uniquePrefix();
+  let nats: NatsHandle;
+  let engine: RunningEngine;
+  const call = <T>(subject: string, body: unknown) => request<T>(nats.nc, subject, body, { timeoutMs: 5000, noResponders: 'turn_not_running' });
+
+  beforeAll(async () => {
+    nats = await openNats(prefix);
+    engine = await startEngine({ natsUrl: 'nats://127.0.0.1:4222', prefix, engineId: 'engine-a', streamReplicas: 1 }, { logger: false });
+  });
+  afterAll(async () => {
+    await engine.close();
+    await nats.close();
+  });
+
+  it('a steer sent during step 1’s tool is delivered at step 1’s boundary, before step 2’s request', async () => {
+    const { id: conversationId } = await call<{ id: string }>(nats.s.createConversation, { tenantId: 'default' });
+    const { turnId } = await call<{ turnId: string }>(nats.s.startTurn, {
+      tenantId: 'default',
+      conversationId,
+      prompt: 'work',
+      model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 300 } } }, { text: 'finished' }] },
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const receipt = await call<Receipt>(nats.s.turnSteer(turnId), { tenantId: 'default', text: '  go left ' });
+    expect(receipt).toMatchObject({ status: 'queued', position: 1, text: 'go left', turnId });
+
+    let events: StoredEvent[] = [];
+    await eventually(async () => {
+      events = (await nats.readAll()).filter((e) => e.event.turnId === turnId);
+      return events.some((e) => e.event.type === 'TurnCompleted') || undefined;
+    });
+    expect(events.map((e) => e.event.type)).toEqual([
+      'TurnStarted',
+      'ModelRequested',
+      'ModelResponded',
+      'ToolCallStarted',
+      'SteerQueued',
+      'ToolCallFinished',
+      'SteeringDelivered',
+      'ModelRequested',
+      'ModelResponded',
+      'TurnCompleted',
+    ]);
+    expect(events.at(-1)!.event.data).toMatchObject({ text: 'Acknowledged: go left\nfinished' });
+    expect(checkInvariants(events, { requireSettled: true })).toEqual([]);
+    await expect(call(nats.s.turnSteer(turnId), { tenantId: 'default', text: 'late' })).rejects.toMatchObject({ code: 'turn_not_running' });
+  });
+});
