@@ -10,3 +10,4 @@ export * from './transcript';
 export * from './views';
 export * from './invariants';
 export * from './nats';
+export * from './audit';

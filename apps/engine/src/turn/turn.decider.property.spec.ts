@@ -1,0 +1,111 @@
+import fc from 'fast-check';
+import { SteerlineError, checkInvariants, type TurnEvent } from '@steerline/contracts';
+import { execute } from './turn.decider';
+import type { TurnCommand } from './turn.commands';
+import type { TurnState } from './turn.state';
+import { call, newTurnState, startCommand, steerId } from './turn.fixtures';
+
+/** One random step of the outside world; interpreted against the current state. */
+const Action = fc.record({
+  kind: fc.constantFrom('submit', 'submit', 'submit', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'cancel', 'fail', 'abandon'),
+  pick: fc.nat(),
+  tools: fc.nat({ max: 3 }),
+  ok: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
+});
+type Action = typeof Action extends fc.Arbitrary<infer T> ? T : never;
+
+const Limits = fc.record({
+  maxQueued: fc.integer({ min: 1, max: 6 }),
+  maxContinuations: fc.integer({ min: 0, max: 3 }),
+  maxSteps: fc.integer({ min: 1, max: 8 }),
+});
+
+let nextSteer = 1;
+let ids = 0;
+const ctx = () => ({ id: `0190c000-0000-7000-8000-${String(++ids).padStart(12, '0')}`, at: '2026-01-01T00:00:00.000Z' });
+
+function commandFor(action: Action, state: TurnState, submitted: string[]): TurnCommand {
+  const known = submitted.length ? submitted[action.pick % submitted.length] : steerId(999_999);
+  switch (action.kind) {
+    case 'submit':
+      return { type: 'SubmitSteer', steerId: steerId(nextSteer++), text: `steer ${nextSteer}` };
+    case 'resubmit':
+      return { type: 'SubmitSteer', steerId: known, text: 'again' };
+    case 'blank':
+      return { type: 'SubmitSteer', steerId: steerId(nextSteer++), text: '   ' };
+    case 'withdraw':
+      return { type: 'WithdrawSteer', steerId: known };
+    case 'model':
+      return {
+        type: 'RecordModelAnswer',
+        step: state.step,
+        text: 'answer',
+        toolCalls: Array.from({ length: action.tools }, (_, i) => call(state.step, i)),
+      };
+    case 'tool': {
+      const pending = state.toolCalls.filter((id) => !state.finished.includes(id));
+      const id = pending.length ? pending[action.pick % pending.length] : 'call_none';
+      return { type: 'RecordToolResult', step: state.step, toolCallId: id, name: 'sleep', ok: action.ok, durationMs: 1, ...(action.ok ? { output: 'ok' } : { error: { code: 'x', message: 'x' } }) };
+    }
+    case 'cancel':
+      return { type: 'CancelTurn', reason: 'user' };
+    case 'fail':
+      return { type: 'FailTurn', code: 'model_failed', message: 'boom' };
+    case 'abandon':
+      return { type: 'AbandonTurn', reason: 'engine_lost' };
+  }
+}
+
+describe('turn decider under random interleavings', () => {
+  it('every history satisfies I1–I6 and settles each accepted steer exactly once, and no refused one', () => {
+    fc.assert(
+      fc.property(Limits, fc.array(Action, { maxLength: 80 }), fc.boolean(), (limits, actions, finishByCancel) => {
+        let state = newTurnState();
+        const events: TurnEvent[] = [];
+        const submitted: string[] = [];
+        const refused = new Set<string>();
+        const apply = (command: TurnCommand) => {
+          try {
+            const result = execute(state, command, ctx);
+            state = result.state;
+            events.push(...result.events);
+            if (command.type === 'SubmitSteer') submitted.push(command.steerId);
+          } catch (err) {
+            if (!(err instanceof SteerlineError)) throw err;
+            // A refused command appends nothing; remember refused steers that were never accepted.
+            if (command.type === 'SubmitSteer' && !state.steers.has(command.steerId)) refused.add(command.steerId);
+          }
+        };
+        apply(startCommand(limits));
+        for (const action of actions) {
+          // Answer the model only when asked, as the runner does; tools only while they run.
+          if (action.kind === 'model' && state.awaiting !== 'model') continue;
+          if (action.kind === 'tool' && state.awaiting !== 'tools') continue;
+          apply(commandFor(action, state, submitted));
+        }
+        // Drive the turn to its end so every steer must be settled.
+        let guard = 0;
+        while (state.status === 'running' && guard++ < 1000) {
+          if (finishByCancel) apply({ type: 'CancelTurn', reason: 'end of test' });
+          else if (state.awaiting === 'model') apply({ type: 'RecordModelAnswer', step: state.step, text: 'fin', toolCalls: [] });
+          else if (state.awaiting === 'tools') {
+            const id = state.toolCalls.find((c) => !state.finished.includes(c))!;
+            apply({ type: 'RecordToolResult', step: state.step, toolCallId: id, name: 'sleep', ok: true, output: 'ok', durationMs: 1 });
+          }
+        }
+        expect(state.status).not.toBe('running');
+
+        expect(checkInvariants(events.map((event) => ({ event })), { requireSettled: true })).toEqual([]);
+        const settlements = new Map<string, number>();
+        for (const e of events) {
+          if (e.type === 'SteeringDelivered' || e.type === 'SteerDropped') settlements.set(e.data.steerId, (settlements.get(e.data.steerId) ?? 0) + 1);
+        }
+        const accepted = events.filter((e) => e.type === 'SteerQueued').map((e) => (e.data as { steerId: string }).steerId);
+        for (const id of accepted) expect(settlements.get(id)).toBe(1);
+        for (const id of refused) expect(settlements.has(id) || accepted.includes(id)).toBe(false);
+        expect(new Set(accepted).size).toBe(accepted.length);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});

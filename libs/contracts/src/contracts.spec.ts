@@ -1,0 +1,52 @@
+import { EVENT_TYPES, decodeEvent, subjects, parseEventSubject, normalizeSteerText, SteerlineError, uuidv7, isUuid, TurnLimitsSchema, StartTurnCommand } from './index';
+import { loadFixtures } from './fixtures';
+
+describe('contracts', () => {
+  const fixtures = loadFixtures();
+
+  it('there is a golden fixture for every event type', () => {
+    expect(new Set(fixtures.map((f) => f.type))).toEqual(new Set(EVENT_TYPES));
+  });
+
+  it.each(fixtures.map((f) => [f.file, f]))('the golden fixture %s decodes against its schema', (_file, fixture) => {
+    const decoded = decodeEvent(fixture.json);
+    expect(decoded).toMatchObject({ ok: true, event: { type: fixture.type, version: fixture.version } });
+  });
+
+  it('an event of an unknown type, an unknown version or a bad shape is refused with a reason, never thrown', () => {
+    expect(decodeEvent('{nope')).toMatchObject({ ok: false, reason: 'not_json' });
+    expect(decodeEvent(JSON.stringify({ type: 'SomethingNew', version: 1 }))).toMatchObject({ ok: false, reason: 'unknown_type' });
+    const started = JSON.parse(fixtures.find((f) => f.type === 'TurnStarted')!.json);
+    expect(decodeEvent(JSON.stringify({ ...started, version: 99 }))).toMatchObject({ ok: false, reason: 'unknown_version' });
+    expect(decodeEvent(JSON.stringify({ ...started, seq: -1 }))).toMatchObject({ ok: false, reason: 'schema' });
+  });
+
+  it('subjects are built from the prefix and event subjects parse back', () => {
+    const s = subjects('acme');
+    expect(s.stream).toBe('ACME_EVENTS');
+    expect(s.turnSteer('t1')).toBe('acme.cmd.turn.t1.steer');
+    expect(parseEventSubject(s.conversationEvents('tenant-a', 'c1'))).toEqual({ prefix: 'acme', tenantId: 'tenant-a', conversationId: 'c1' });
+    expect(() => s.conversationEvents('a.b', 'c')).toThrow(/not a valid subject token/);
+  });
+
+  it('a steer text is trimmed; empty, over-long or control-character text is invalid_request', () => {
+    expect(normalizeSteerText('  hi\n')).toBe('hi');
+    for (const bad of ['', '   ', 'x'.repeat(4001), 'bell\u0007']) {
+      expect(() => normalizeSteerText(bad)).toThrow(SteerlineError);
+    }
+  });
+
+  it('UUIDv7 ids are valid UUIDs that sort by creation time', () => {
+    const a = uuidv7(1000);
+    const b = uuidv7(2000);
+    expect(isUuid(a) && isUuid(b)).toBe(true);
+    expect(a[14]).toBe('7');
+    expect(a < b).toBe(true);
+  });
+
+  it('limits default and are validated within their ranges', () => {
+    expect(TurnLimitsSchema.parse({})).toEqual({ maxQueued: 5, maxContinuations: 10, maxSteps: 50 });
+    expect(TurnLimitsSchema.safeParse({ maxQueued: 0 }).success).toBe(false);
+    expect(StartTurnCommand.safeParse({ tenantId: 'default', conversationId: uuidv7(), prompt: 'x', limits: { maxSteps: -1 } }).success).toBe(false);
+  });
+});

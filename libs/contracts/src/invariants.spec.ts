@@ -1,0 +1,59 @@
+import { checkInvariants, type LoggedEvent } from './invariants';
+import { loadFixtures } from './fixtures';
+import type { SteerlineEvent } from './events';
+
+/** A valid turn built from the golden fixtures: started, tool call, one steer delivered, completed. */
+function validTurn(): SteerlineEvent[] {
+  const f = Object.fromEntries(loadFixtures().map((x) => [x.type, JSON.parse(x.json) as SteerlineEvent]));
+  const seq = (e: SteerlineEvent, n: number, data?: object) => ({ ...e, seq: n, data: { ...e.data, ...data } }) as SteerlineEvent;
+  const steerId = (f.SteerQueued.data as { steerId: string }).steerId;
+  return [
+    seq(f.TurnStarted, 1),
+    seq(f.ModelRequested, 2),
+    seq(f.ModelResponded, 3),
+    seq(f.ToolCallStarted, 4),
+    seq(f.SteerQueued, 5),
+    seq(f.ToolCallFinished, 6),
+    seq(f.SteeringDelivered, 7),
+    seq(f.ModelRequested, 8, { step: 2, steerIds: [steerId] }),
+    seq(f.ModelResponded, 9, { step: 2, toolCalls: [], text: 'done' }),
+    seq(f.TurnCompleted, 10),
+  ];
+}
+
+const logged = (events: SteerlineEvent[]): LoggedEvent[] => events.map((event, i) => ({ event, streamSeq: i + 1 }));
+const found = (events: SteerlineEvent[]) => checkInvariants(logged(events), { requireSettled: true }).map((v) => v.invariant);
+
+describe('invariant checker', () => {
+  it('a valid turn has no violation', () => {
+    expect(checkInvariants(logged(validTurn()), { requireSettled: true })).toEqual([]);
+  });
+
+  it('a gap in seq or a missing terminal event violates I1', () => {
+    const events = validTurn();
+    expect(found([...events.slice(0, 3), ...events.slice(4)].map((e, i) => e))).toContain('I1');
+    expect(found(events.slice(0, -1))).toContain('I1');
+  });
+
+  it('a steer delivered twice, or never settled, violates I2', () => {
+    const events = validTurn();
+    const twice = [...events.slice(0, 7), { ...events[6], seq: 8 }, ...events.slice(7).map((e) => ({ ...e, seq: e.seq + 1 }))] as SteerlineEvent[];
+    expect(found(twice)).toContain('I2');
+    const unsettled = events.filter((e) => e.type !== 'SteeringDelivered').map((e, i) => ({ ...e, seq: i + 1 })) as SteerlineEvent[];
+    expect(found(unsettled)).toContain('I2');
+  });
+
+  it('a delivery before the step’s tool results violates I4, and before any answer I5', () => {
+    const events = validTurn();
+    const early = [events[0], events[1], events[2], events[3], events[4], events[6], events[5], ...events.slice(7)].map((e, i) => ({ ...e, seq: i + 1 })) as SteerlineEvent[];
+    expect(found(early)).toContain('I4');
+    const beforeAnswer = [events[0], events[1], events[4], events[6], events[2], events[3], events[5], ...events.slice(7)].map((e, i) => ({ ...e, seq: i + 1 })) as SteerlineEvent[];
+    expect(found(beforeAnswer)).toContain('I5');
+  });
+
+  it('a model request that does not carry the delivered steers violates I6', () => {
+    const events = validTurn();
+    events[7] = { ...events[7], data: { step: 2, steerIds: [] } } as SteerlineEvent;
+    expect(found(events)).toContain('I6');
+  });
+});
