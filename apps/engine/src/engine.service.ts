@@ -18,6 +18,8 @@ export class EngineService implements OnApplicationShutdown {
   private nc?: NatsConnection;
   private subscriptions: Subscription[] = [];
   turns?: TurnRegistry;
+  /** The model providers; a test may wrap one to record what the model was sent. */
+  readonly models = new ModelRegistry();
 
   constructor(@Inject(ENGINE_CONFIG) private readonly config: EngineConfig) {}
 
@@ -35,7 +37,7 @@ export class EngineService implements OnApplicationShutdown {
       jsm,
       subjects: s,
       log,
-      models: new ModelRegistry(),
+      models: this.models,
       tools,
       engineId: this.config.engineId,
       subscribeTurn: (runner) => subscribeTurn(nc, s, runner),
