@@ -1,0 +1,99 @@
+// Process helpers shared by the infrastructure starters and the supervisor.
+import { spawn } from 'node:child_process';
+import { accessSync, closeSync, constants, openSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The first executable called `name` on PATH, then in `extraDirs`; null if none. */
+export function findExecutable(name, extraDirs = []) {
+  const dirs = [...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean), ...extraDirs];
+  for (const dir of dirs) {
+    const candidate = path.join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory; keep looking
+    }
+  }
+  return null;
+}
+
+/**
+ * Starts a background server (nats-server, postgres) in its own process group,
+ * its output appended to `logFile`. Its own group keeps a terminal's Ctrl-C
+ * away from it, so the supervisor can stop the apps first and the servers
+ * they depend on last.
+ */
+export function spawnServer(command, args, { logFile, env, uid, gid }) {
+  const fd = openSync(logFile, 'a');
+  try {
+    const child = spawn(command, args, { detached: true, stdio: ['ignore', fd, fd], env, uid, gid });
+    child.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+      child.once('error', (error) => resolve({ code: null, signal: null, error }));
+    });
+    return child;
+  } finally {
+    closeSync(fd); // the child holds its own copy
+  }
+}
+
+/** True while `pid` runs; a zombie (exited, never reaped: PID 1 in some containers) counts as gone. */
+export function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if (error.code !== 'EPERM') return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true; // no /proc to ask
+  }
+}
+
+/** Signals a process group led by `pid` (falls back to the process alone). */
+export function signalGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * Sends `signal`, then SIGKILL if the process has not exited after
+ * `timeoutMs`. `exited` resolves when it is gone; without it, the pid is polled.
+ */
+export async function stopProcess({ pid, exited, signal = 'SIGTERM', timeoutMs = 10_000, onKill }) {
+  const gone = exited ?? pollUntilGone(pid);
+  signalGroup(pid, signal);
+  let timer;
+  const timedOut = new Promise((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+  const outcome = await Promise.race([gone, timedOut]);
+  clearTimeout(timer);
+  if (outcome === 'timeout') {
+    onKill?.();
+    signalGroup(pid, 'SIGKILL');
+    await Promise.race([gone, sleep(2_000)]);
+  }
+}
+
+async function pollUntilGone(pid) {
+  while (isAlive(pid)) await sleep(100);
+}
+
+/** The last `lines` lines of a log file, for an error message. */
+export function tailFile(file, lines = 15) {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
