@@ -38,6 +38,9 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     engineQueue: `${prefix}-engine`,
     persistenceQueue: `${prefix}-persistence`,
     projectorConsumer: `${prefix}-projector`,
+    /** KV buckets: which engine owns which running turn, and which engines are alive. */
+    turnsBucket: `${prefix}_turns`,
+    enginesBucket: `${prefix}_engines`,
   };
 }
 export type Subjects = ReturnType<typeof subjects>;

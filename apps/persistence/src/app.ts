@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { ConsoleLogger, type LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { PersistenceConfig } from './config';
+import { PersistenceModule } from './persistence.module';
+import { Projector, type ProjectorControl } from './projector/projector';
+
+export interface PersistenceApp {
+  /** Stops fetching and answering, lets work in flight finish, drains NATS and closes the database. */
+  close(): Promise<void>;
+  projector: ProjectorControl;
+}
+
+/**
+ * Starts the persistence service in this process: creates and migrates the
+ * database, ensures the stream, starts the projector and the query responders.
+ * Resolves once all of that is done.
+ */
+export async function startPersistence(config: PersistenceConfig, opts: { logger?: LoggerService } = {}): Promise<PersistenceApp> {
+  const app = await NestFactory.createApplicationContext(PersistenceModule.forRoot(config), {
+    logger: opts.logger ?? new ConsoleLogger({ json: true }),
+    // Throw start-up failures to the caller instead of exiting the process.
+    abortOnError: false,
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    projector: app.get(Projector),
+    close: () => (closing ??= app.close()),
+  };
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { DEFAULT_PREFIX } from '@steerline/contracts';
+
+/** Injection token for the validated configuration. */
+export const PERSISTENCE_CONFIG = Symbol('PERSISTENCE_CONFIG');
+
+export interface PersistenceConfig {
+  natsUrl: string;
+  databaseUrl: string;
+  prefix: string;
+}
+
+// An empty variable counts as unset, so `DATABASE_URL= npm start` means "use the default".
+const unsetIfEmpty = (value: unknown) => (value === '' ? undefined : value);
+
+const natsServer = /^((nats|tls|ws|wss):\/\/)?[^\s,/]+(:\d+)?\/?$/;
+
+const EnvSchema = z.object({
+  NATS_URL: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .default('nats://127.0.0.1:4222')
+      .refine((v) => v.split(',').every((s) => natsServer.test(s.trim())), 'expected a comma-separated list of nats:// URLs'),
+  ),
+  DATABASE_URL: z.preprocess(
+    unsetIfEmpty,
+    z
+      .url({ protocol: /^postgres(ql)?$/, error: 'expected a postgres:// URL' })
+      .default('postgres://postgres@127.0.0.1:5432/steerline')
+      // The service creates this database when it is missing, so it must be named.
+      .refine((v) => databaseName(v).length > 0, 'must name a database, e.g. postgres://host:5432/steerline'),
+  ),
+  STEERLINE_PREFIX: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/, 'expected letters, digits, "_" or "-" (it becomes a subject token)')
+      .default(DEFAULT_PREFIX),
+  ),
+});
+
+/** Reads and validates the configuration; throws an error naming every bad variable. */
+export function loadPersistenceConfig(env: Record<string, string | undefined> = process.env): PersistenceConfig {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid persistence configuration: ${problems}`);
+  }
+  return { natsUrl: parsed.data.NATS_URL, databaseUrl: parsed.data.DATABASE_URL, prefix: parsed.data.STEERLINE_PREFIX };
+}
+
+/** The database a postgres URL names (its path without the leading slash). */
+export function databaseName(databaseUrl: string): string {
+  return decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, ''));
+}

@@ -1,0 +1,23 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { PERSISTENCE_CONFIG, type PersistenceConfig } from './config';
+import { ConnectionCloser, connectionProviders } from './connections';
+import { Projector } from './projector/projector';
+import { QueryResponders } from './queries/query-responders';
+import { ReadQueries } from './queries/read-queries';
+
+@Module({})
+export class PersistenceModule {
+  static forRoot(config: PersistenceConfig): DynamicModule {
+    return {
+      module: PersistenceModule,
+      providers: [
+        { provide: PERSISTENCE_CONFIG, useValue: config },
+        ...connectionProviders(config),
+        ConnectionCloser,
+        Projector,
+        ReadQueries,
+        QueryResponders,
+      ],
+    };
+  }
+}

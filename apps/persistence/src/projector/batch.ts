@@ -1,0 +1,81 @@
+import type { EntityManager } from 'typeorm';
+import { decodeEvent, parseEventSubject, type SteerlineEvent } from '@steerline/contracts';
+import { applyEvent, type ApplyOutcome } from '../read-models/working-set';
+import { loadWorkingSet, lockCheckpoint, saveWorkingSet, writeCheckpoint } from '../read-models/store';
+import type { DeadLetters, RejectedMessage } from './dead-letters';
+
+/** A message as fetched from the stream, before decoding. */
+export interface LogMessage {
+  streamSeq: number;
+  subject: string;
+  data: Uint8Array;
+}
+
+export interface BatchOutcome {
+  /** The checkpoint after the batch: the highest stream sequence it covers. */
+  checkpoint: number;
+  /** Messages at or below the stored checkpoint: redeliveries, left alone. */
+  redelivered: number;
+  applied: number;
+  duplicates: number;
+  rejected: number;
+}
+
+/** A fetched batch, decoded outside the transaction so the transaction holds its locks only for I/O. */
+export interface DecodedBatch {
+  messages: LogMessage[];
+  /** One entry per message, in the same order. */
+  decoded: ({ event: SteerlineEvent } | RejectedMessage)[];
+}
+
+export function decodeBatch(messages: LogMessage[]): DecodedBatch {
+  return { messages, decoded: messages.map(decodeLogMessage) };
+}
+
+/**
+ * Applies one batch inside the caller's transaction: read and lock the
+ * checkpoint, apply every newer event to the rows it touches, write the rows and
+ * the new checkpoint together. Either all of it commits or none of it does.
+ */
+export async function projectBatch(db: EntityManager, checkpointName: string, batch: DecodedBatch, deadLetters: DeadLetters): Promise<BatchOutcome> {
+  const stored = await lockCheckpoint(db, checkpointName);
+  const events: { message: LogMessage; event: SteerlineEvent }[] = [];
+  const rejected: RejectedMessage[] = [];
+  let redelivered = 0;
+  batch.messages.forEach((message, i) => {
+    const result = batch.decoded[i];
+    if (message.streamSeq <= stored) redelivered += 1;
+    else if ('event' in result) events.push({ message, event: result.event });
+    else rejected.push(result);
+  });
+  // A consumer delivers in stream order; sorting only guards the invariant the rows depend on.
+  events.sort((a, b) => a.message.streamSeq - b.message.streamSeq);
+
+  const ws = await loadWorkingSet(db, events.map((d) => d.event));
+  const counts: Record<ApplyOutcome, number> = { applied: 0, duplicate: 0, orphan: 0 };
+  for (const { message, event } of events) {
+    const outcome = applyEvent(ws, event);
+    counts[outcome] += 1;
+    if (outcome === 'orphan') {
+      rejected.push({ ...message, reason: 'orphan', message: `${event.type} ${event.id} names a turn, steer or conversation the read models do not hold for it` });
+    }
+  }
+  await saveWorkingSet(db, ws);
+  await deadLetters.record(db, rejected);
+
+  const checkpoint = Math.max(stored, ...batch.messages.map((m) => m.streamSeq));
+  if (checkpoint > stored) await writeCheckpoint(db, checkpointName, checkpoint);
+  return { checkpoint, redelivered, applied: counts.applied, duplicates: counts.duplicate, rejected: rejected.length };
+}
+
+/** Decodes one message and checks it was appended where its envelope says it belongs. */
+export function decodeLogMessage(message: LogMessage): { event: SteerlineEvent } | RejectedMessage {
+  const decoded = decodeEvent(message.data);
+  if (!decoded.ok) return { ...message, reason: decoded.reason, message: decoded.message };
+  const where = parseEventSubject(message.subject);
+  const { event } = decoded;
+  if (!where || where.tenantId !== event.tenantId || where.conversationId !== event.conversationId) {
+    return { ...message, reason: 'subject_mismatch', message: `${event.type} ${event.id} of ${event.tenantId}/${event.conversationId} was appended to ${message.subject}` };
+  }
+  return { event };
+}

@@ -1,0 +1,76 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { ConversationQuery, SteerQuery, TurnQuery, parseBody, serve, subjects, type Handler } from '@steerline/contracts';
+import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
+import { NATS_CONNECTION } from '../connections';
+import { ReadQueries } from './read-queries';
+
+export interface HealthView {
+  database: boolean;
+  checkpoint: number | null;
+  lastSeq: number | null;
+  lag: number | null;
+}
+
+/** Answers the `qry.*` subjects in the persistence queue group (DESIGN §4). */
+@Injectable()
+export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(QueryResponders.name);
+  private readonly subscriptions: Subscription[] = [];
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(
+    @Inject(PERSISTENCE_CONFIG) private readonly config: PersistenceConfig,
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    private readonly queries: ReadQueries,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const s = subjects(this.config.prefix);
+    const answer = (subject: string, handler: Handler) =>
+      this.subscriptions.push(
+        serve(this.nc, subject, this.tracked(handler), {
+          queue: s.persistenceQueue,
+          onError: (err) => this.logger.error({ msg: 'query failed', subject, error: String(err) }),
+        }),
+      );
+    answer(s.queryConversation, (body) => this.queries.conversation(parseBody(ConversationQuery, body)));
+    answer(s.queryTurn, (body) => this.queries.turn(parseBody(TurnQuery, body)));
+    answer(s.querySteer, (body) => this.queries.steer(parseBody(SteerQuery, body)));
+    answer(s.queryHealth, () => this.health());
+  }
+
+  /** Stops taking queries, then lets the ones being answered finish before the connections close. */
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all(this.subscriptions.map((sub) => sub.drain().catch(() => undefined)));
+    this.subscriptions.length = 0;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  async health(): Promise<HealthView> {
+    const s = subjects(this.config.prefix);
+    const [checkpoint, lastSeq] = await Promise.all([
+      this.queries.checkpoint(s.projectorConsumer),
+      jetstreamManager(this.nc)
+        .then((jsm) => jsm.streams.info(s.stream))
+        .then((info) => info.state.last_seq)
+        .catch(() => null),
+    ]);
+    return {
+      database: checkpoint !== null,
+      checkpoint,
+      lastSeq,
+      lag: checkpoint !== null && lastSeq !== null ? Math.max(0, lastSeq - checkpoint) : null,
+    };
+  }
+
+  private tracked(handler: Handler): Handler {
+    return (body: unknown, msg: Msg) => {
+      const work = Promise.resolve().then(() => handler(body, msg));
+      this.inFlight.add(work);
+      void work.finally(() => this.inFlight.delete(work)).catch(() => undefined);
+      return work;
+    };
+  }
+}

@@ -1,0 +1,77 @@
+import { DEFAULT_LIMITS, SteerlineEventSchema, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
+import { applyEvent, workingSet, type WorkingSet } from './working-set';
+
+const conversationId = uuidv7();
+const turnId = uuidv7();
+let seq = 0;
+const at = (n: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, n)).toISOString();
+
+function event<T extends Exclude<EventType, 'ConversationCreated'>>(type: T, data: EventData<T>, over: Partial<SteerlineEvent> = {}): SteerlineEvent {
+  seq += 1;
+  return SteerlineEventSchema.parse({ id: uuidv7(), type, version: 1, tenantId: 'default', conversationId, turnId, seq, at: at(seq), data, ...over }) as SteerlineEvent;
+}
+
+const started = () => event('TurnStarted', { prompt: 'hi', model: { provider: 'scripted', name: 'scripted', script: [] }, limits: DEFAULT_LIMITS, engineId: 'e' });
+const queued = (steerId: string, position: number) => event('SteerQueued', { steerId, text: `steer ${position}`, position, queueDepth: position });
+const dropped = (steerId: string, position: number) => event('SteerDropped', { steerId, text: `steer ${position}`, position, reason: 'withdrawn' });
+
+function run(...events: SteerlineEvent[]): { ws: WorkingSet; outcomes: string[] } {
+  const ws = workingSet();
+  return { ws, outcomes: events.map((e) => applyEvent(ws, e)) };
+}
+
+beforeEach(() => (seq = 0));
+
+describe('applying events to the read models', () => {
+  it('a turn start creates its conversation even without ConversationCreated', () => {
+    const { ws } = run(started());
+    expect(ws.conversations.get(conversationId)).toMatchObject({ tenantId: 'default', messageCount: 1 });
+    expect(ws.messages).toEqual([expect.objectContaining({ ordinal: 0, role: 'user', content: 'hi', steerId: null })]);
+  });
+
+  it('steer counts follow each steer from queued to its one settlement', () => {
+    const a = uuidv7();
+    const b = uuidv7();
+    const { ws } = run(started(), queued(a, 1), queued(b, 2), dropped(a, 1));
+    expect(ws.turns.get(turnId)).toMatchObject({ queued: 1, delivered: 0, dropped: 1 });
+    expect(ws.steers.get(a)).toMatchObject({ status: 'dropped', reason: 'withdrawn', settledAt: at(4) });
+  });
+
+  it('a second settlement of the same steer changes neither the steer nor the counts', () => {
+    const a = uuidv7();
+    const { ws } = run(started(), queued(a, 1), dropped(a, 1), event('SteerDropped', { steerId: a, text: 'steer 1', position: 1, reason: 'turn_cancelled' }));
+    expect(ws.steers.get(a)).toMatchObject({ status: 'dropped', reason: 'withdrawn' });
+    expect(ws.turns.get(turnId)).toMatchObject({ queued: 0, dropped: 1 });
+  });
+
+  it('an event whose turn seq was already applied is a duplicate and changes nothing', () => {
+    const a = uuidv7();
+    const start = started();
+    const twice = queued(a, 1);
+    const { ws, outcomes } = run(start, twice, twice);
+    expect(outcomes).toEqual(['applied', 'applied', 'duplicate']);
+    expect(ws.turns.get(turnId)).toMatchObject({ queued: 1, lastEventSeq: 2 });
+  });
+
+  it('an event of a turn the read models do not hold is an orphan', () => {
+    seq = 4;
+    expect(run(event('ModelRequested', { step: 1, steerIds: [] })).outcomes).toEqual(['orphan']);
+  });
+
+  it('an event naming another tenant for an existing conversation is an orphan', () => {
+    const start = started();
+    const { ws } = run(start);
+    expect(applyEvent(ws, event('ModelRequested', { step: 1, steerIds: [] }, { tenantId: 'intruder' }))).toBe('orphan');
+    expect(ws.turns.get(turnId)?.lastEventSeq).toBe(1);
+  });
+
+  it('numbers messages consecutively across the events of a batch', () => {
+    const { ws } = run(
+      started(),
+      event('ModelResponded', { step: 1, text: 'calling', toolCalls: [{ id: 'c1', name: 'echo', args: {} }] }),
+      event('ToolCallFinished', { step: 1, toolCallId: 'c1', name: 'echo', ok: false, error: { code: 'x', message: 'boom' }, durationMs: 1 }),
+    );
+    expect(ws.messages.map((m) => [m.ordinal, m.role, m.content])).toEqual([[0, 'user', 'hi'], [1, 'assistant', 'calling'], [2, 'tool', 'Error: boom']]);
+    expect(ws.turns.get(turnId)?.steps).toBe(1);
+  });
+});
