@@ -9,6 +9,8 @@ const EngineEnv = z.object({
   /** Comma-separated names of the built-in tools to offer; unset: all, empty: none. */
   STEERLINE_BUILTIN_TOOLS: z.string().optional(),
   STEERLINE_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** How long an engine's lease on its turns lasts without a heartbeat; its turns are settled after. */
+  STEERLINE_ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(5000),
 });
 
 export interface EngineConfig {
@@ -17,6 +19,7 @@ export interface EngineConfig {
   engineId: string;
   builtinTools?: string[];
   streamReplicas: number;
+  leaseMs: number;
 }
 
 /** Reads the engine's configuration; a bad variable stops start-up with its name. */
@@ -33,5 +36,6 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     engineId: e.STEERLINE_ENGINE_ID ?? `${hostname()}-${process.pid}-${uuidv7().slice(-6)}`,
     builtinTools: e.STEERLINE_BUILTIN_TOOLS === undefined ? undefined : e.STEERLINE_BUILTIN_TOOLS.split(',').map((s) => s.trim()).filter(Boolean),
     streamReplicas: e.STEERLINE_STREAM_REPLICAS,
+    leaseMs: e.STEERLINE_ENGINE_LEASE_MS,
   };
 }

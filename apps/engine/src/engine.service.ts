@@ -8,6 +8,8 @@ import { EventLog } from './log/event-log';
 import { ModelRegistry } from './models/model.registry';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/tool.registry';
 import { TurnRegistry } from './turn/turn.registry';
+import { OrphanReaper } from './ownership/orphan-reaper';
+import { TurnOwnership } from './ownership/turn-ownership';
 
 export const ENGINE_CONFIG = Symbol('ENGINE_CONFIG');
 
@@ -18,6 +20,8 @@ export class EngineService implements OnApplicationShutdown {
   private nc?: NatsConnection;
   private subscriptions: Subscription[] = [];
   turns?: TurnRegistry;
+  reaper?: OrphanReaper;
+  private ownership?: TurnOwnership;
   /** The model providers; a test may wrap one to record what the model was sent. */
   readonly models = new ModelRegistry();
 
@@ -30,6 +34,7 @@ export class EngineService implements OnApplicationShutdown {
     await ensureStream(jsm, s, this.config.streamReplicas);
     const js = jetstream(nc);
     const log = new EventLog(js);
+    const ownership = (this.ownership = await TurnOwnership.open(nc, s, this.config.engineId, this.config.leaseMs, this.config.streamReplicas));
     const tools = new ToolRegistry(this.config.builtinTools ? BUILTIN_TOOLS.filter((t) => this.config.builtinTools!.includes(t.spec.name)) : BUILTIN_TOOLS);
     this.turns = new TurnRegistry({
       nc,
@@ -40,9 +45,13 @@ export class EngineService implements OnApplicationShutdown {
       models: this.models,
       tools,
       engineId: this.config.engineId,
+      ownership,
       subscribeTurn: (runner) => subscribeTurn(nc, s, runner),
     });
     this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
+    const turns = this.turns;
+    this.reaper = new OrphanReaper({ js, jsm, s, log, ownership, runsHere: (turnId) => !!turns.turn(turnId) });
+    this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));
     await nc.flush();
     this.logger.log({ message: 'engine ready', engineId: this.config.engineId, prefix: s.prefix });
   }
@@ -50,7 +59,9 @@ export class EngineService implements OnApplicationShutdown {
   /** Stop taking work, settle what runs, then close the connection (STYLE §6). */
   async onApplicationShutdown(): Promise<void> {
     for (const sub of this.subscriptions) sub.unsubscribe();
+    await this.reaper?.stop();
     await this.turns?.abandonAll('engine_shutdown');
+    await this.ownership?.close(true);
     await this.nc?.drain().catch(() => undefined);
   }
 }

@@ -16,6 +16,7 @@ import {
 import type { EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
+import type { TurnOwnership } from '../ownership/turn-ownership';
 import { initialState } from './turn.state';
 import { TurnRunner } from './turn.runner';
 
@@ -28,6 +29,7 @@ export interface RegistryDeps {
   models: ModelRegistry;
   tools: ToolRegistry;
   engineId: string;
+  ownership: TurnOwnership;
   /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
   subscribeTurn: (runner: TurnRunner) => Subscription[];
 }
@@ -91,6 +93,8 @@ export class TurnRegistry {
       this.byConversation.set(conversationId, runner);
       this.subscriptions.set(turnId, this.deps.subscribeTurn(runner));
       try {
+        // Claimed before TurnStarted exists, so a crash right after it still leaves a turn another engine settles.
+        await this.deps.ownership.claim({ turnId, tenantId, conversationId });
         await runner.start({
           type: 'StartTurn',
           turnId,
@@ -122,6 +126,10 @@ export class TurnRegistry {
     this.subscriptions.delete(runner.turnId);
     this.byTurn.delete(runner.turnId);
     if (this.byConversation.get(runner.conversationId) === runner) this.byConversation.delete(runner.conversationId);
+    // A turn stopped by a lost log keeps its claim: the reaper settles it once the log is back.
+    if (!runner.running) {
+      this.deps.ownership.release(runner.turnId).catch((err: Error) => this.logger.warn({ message: 'could not release turn', turnId: runner.turnId, error: err.message }));
+    }
   }
 }
 
