@@ -1,0 +1,67 @@
+import 'reflect-metadata';
+import type { LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { BODY_MAX_BYTES, connectNats } from '@steerline/contracts';
+import { AppModule } from './app.module';
+import type { GatewayConfig } from './config';
+import { ErrorFilter } from './http/error.filter';
+import { JSON_MEDIA_TYPES } from './http/params';
+import { jsonLogger } from './logger';
+
+export interface RunningGateway {
+  /** The URL the listener is bound to (the real port when PORT is 0). */
+  url: string;
+  /** Stops taking requests, releases `Prefer: wait` waiters, lets in-flight requests finish, drains NATS. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Defaults to `jsonLogger()`; tests pass a quieter one. */
+  logger?: LoggerService;
+}
+
+export async function startGateway(config: GatewayConfig, opts: StartOptions = {}): Promise<RunningGateway> {
+  const logger = opts.logger ?? jsonLogger();
+  const nc = await connectNats(config.natsUrl, 'steerline-gateway');
+  let app: NestExpressApplication | undefined;
+  try {
+    // abortOnError false: a bootstrap failure must reject here, not exit the process under a test.
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, nc), new ExpressAdapter(), {
+      bodyParser: false,
+      logger,
+      abortOnError: false,
+    });
+    // Our own JSON parser, so the size limit is the contract's and non-JSON bodies stay unread.
+    app.useBodyParser('json', { limit: BODY_MAX_BYTES, type: JSON_MEDIA_TYPES });
+    app.useGlobalFilters(new ErrorFilter());
+    app.disable('x-powered-by');
+    await app.listen(config.port, config.host);
+    const url = await app.getUrl();
+    if (!config.apiKeys) {
+      logger.warn('STEERLINE_API_KEYS is unset: the API is open to anyone who can reach it, as tenant "default"', { url }, 'gateway');
+    }
+    const started = app;
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      close: () => (closing ??= shutdown(started, nc)),
+    };
+  } catch (err) {
+    await app?.close().catch(() => undefined);
+    await nc.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+// Nest runs module destroy hooks (the receipt waiter lets its waits go) before
+// it closes the HTTP server, which then waits for in-flight requests; NATS is
+// drained last so those requests can still get their replies.
+async function shutdown(app: NestExpressApplication, nc: NatsConnection): Promise<void> {
+  try {
+    await app.close();
+  } finally {
+    if (!nc.isClosed()) await nc.drain().catch(() => nc.close());
+  }
+}

@@ -1,0 +1,71 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
+import type { Subjects } from '@steerline/contracts';
+import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
+import { ReadModelsClient } from '../nats/read-models.client';
+
+/** Each probe gets this long; a probe that hangs is a failed probe. */
+const PROBE_TIMEOUT_MS = 2_000;
+
+export type CheckResult = 'ok' | string;
+export interface Readiness {
+  ready: boolean;
+  checks: { nats: CheckResult; stream: CheckResult; database: CheckResult };
+}
+
+/** NATS connected, the event stream present, the database reachable through persistence (DESIGN §7). */
+@Injectable()
+export class ReadinessProbe {
+  private jsm?: Promise<JetStreamManager>;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(SUBJECTS) private readonly s: Subjects,
+    @Inject(ReadModelsClient) private readonly reads: ReadModelsClient,
+  ) {}
+
+  async check(): Promise<Readiness> {
+    const nats = await probe(async () => {
+      if (this.nc.isClosed() || this.nc.isDraining()) throw new Error('connection closed');
+      await this.nc.rtt();
+    });
+    // Without NATS the other two can only time out; say so at once.
+    if (nats !== 'ok') return { ready: false, checks: { nats, stream: 'not checked', database: 'not checked' } };
+    const [stream, database] = await Promise.all([probe(() => this.streamExists()), probe(() => this.databaseUp())]);
+    return { ready: stream === 'ok' && database === 'ok', checks: { nats, stream, database } };
+  }
+
+  private async streamExists(): Promise<void> {
+    this.jsm ??= jetstreamManager(this.nc, { checkAPI: false, timeout: PROBE_TIMEOUT_MS }).catch((err: unknown) => {
+      this.jsm = undefined;
+      throw err;
+    });
+    try {
+      await (await this.jsm).streams.info(this.s.stream);
+    } catch (err) {
+      if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) throw new Error(`stream ${this.s.stream} not found`);
+      throw err;
+    }
+  }
+
+  private async databaseUp(): Promise<void> {
+    const reply = await this.reads.health(PROBE_TIMEOUT_MS);
+    if (reply?.database !== true) throw new Error('persistence reports the database down');
+  }
+}
+
+async function probe(check: () => Promise<void>): Promise<CheckResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([check(), timeout]);
+    return 'ok';
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,47 @@
+import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { BODY_MAX_BYTES, HTTP_STATUS, SteerlineError, type ErrorBody } from '@steerline/contracts';
+import type { HttpResponse } from './http.types';
+
+/**
+ * The one place an error becomes an HTTP answer: `{error: {code, message, …}}`
+ * with the status the contract gives the code. Client mistakes caught by Nest
+ * or Express (bad JSON, oversized bodies, unknown routes) are given a contract
+ * code too, so nothing a client does wrong surfaces as a 5xx.
+ */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  private readonly log = new Logger('http');
+
+  catch(err: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<HttpResponse>();
+    const body = errorBodyOf(err);
+    if (body.code === 'internal') this.log.error('unhandled error', err);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (body.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="steerline"');
+    res.status(HTTP_STATUS[body.code]).json({ error: body });
+  }
+}
+
+export function errorBodyOf(err: unknown): ErrorBody {
+  if (err instanceof SteerlineError) return err.toBody();
+  if (err instanceof HttpException) return fromHttpException(err);
+  return { code: 'internal', message: 'internal error' };
+}
+
+// Express's body parser errors reach here as HttpExceptions whose cause is the
+// parser's error; its `type` says what went wrong without reading messages.
+function fromHttpException(err: HttpException): ErrorBody {
+  const status = err.getStatus();
+  const type = (err.cause as { type?: unknown } | undefined)?.type;
+  if (status === 413) return { code: 'payload_too_large', message: `the request body is larger than ${BODY_MAX_BYTES} bytes` };
+  if (type === 'entity.parse.failed') return { code: 'invalid_request', message: 'the request body is not valid JSON' };
+  if (status === 404) return { code: 'not_found', message: err.message };
+  if (status === 401) return { code: 'unauthorized', message: err.message };
+  if (status === 429) return { code: 'rate_limited', message: err.message };
+  if (status >= 400 && status < 500) return { code: 'invalid_request', message: err.message };
+  if (status === 503) return { code: 'unavailable', message: err.message };
+  return { code: 'internal', message: 'internal error' };
+}

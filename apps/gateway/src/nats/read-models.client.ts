@@ -1,0 +1,55 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  request,
+  type ConversationQuery,
+  type ConversationView,
+  type Receipt,
+  type SteerView,
+  type Subjects,
+  type TurnView,
+} from '@steerline/contracts';
+import { NATS_CONNECTION, QUERY_TIMEOUT_MS, SUBJECTS } from './nats.tokens';
+
+export interface HealthReply {
+  database: boolean;
+}
+
+/** Queries answered by the persistence service's queue group (DESIGN §4). */
+@Injectable()
+export class ReadModelsClient {
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(SUBJECTS) private readonly s: Subjects,
+  ) {}
+
+  conversation(query: ConversationQuery): Promise<ConversationView> {
+    return this.query(this.s.queryConversation, query);
+  }
+
+  turn(tenantId: string, turnId: string): Promise<TurnView> {
+    return this.query(this.s.queryTurn, { tenantId, turnId });
+  }
+
+  async steer(tenantId: string, turnId: string, steerId: string): Promise<Receipt> {
+    return receiptOf(await this.query<SteerView | Receipt>(this.s.querySteer, { tenantId, turnId, steerId }));
+  }
+
+  health(timeoutMs = QUERY_TIMEOUT_MS): Promise<HealthReply> {
+    return request(this.nc, this.s.queryHealth, {}, { timeoutMs, noResponders: 'unavailable' });
+  }
+
+  private query<T>(subject: string, body: unknown): Promise<T> {
+    return request<T>(this.nc, subject, body, { timeoutMs: QUERY_TIMEOUT_MS, noResponders: 'unavailable' });
+  }
+}
+
+/**
+ * The steer query may answer with the read model's `SteerView` (`id`) or with
+ * a receipt (`steerId`); clients always get a receipt.
+ */
+export function receiptOf(view: SteerView | Receipt): Receipt {
+  if ('steerId' in view) return view;
+  const { id, turnId, status, position, text, step, boundary, requestStep, reason } = view;
+  return { steerId: id, turnId, status, position, text, step, boundary, requestStep, reason };
+}

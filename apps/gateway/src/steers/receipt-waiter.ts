@@ -1,0 +1,156 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Match, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { decodeEvent, EVENT_TYPE_HEADER, STEER_ID_HEADER, STEER_SETTLEMENTS, type Receipt, type Subjects } from '@steerline/contracts';
+import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
+import { settlementReceipt } from './receipts';
+
+const SETTLEMENTS: ReadonlySet<string> = new Set(STEER_SETTLEMENTS);
+// A steer settles once, but a client may reuse its steerId in another turn;
+// keeping a few early settlements lets `wait` pick the one of the right turn.
+const EARLY_KEPT = 4;
+
+export interface SettleScope {
+  tenantId: string;
+  steerId: string;
+}
+
+/** One caller's interest in a steer's settlement, from `register` until `cancel`. */
+export interface SettleWait {
+  /**
+   * The steer's settlement receipt once its `SteeringDelivered`/`SteerDropped`
+   * is seen (including one seen since `register`), or undefined after `ms`,
+   * on abort, or when the gateway shuts down. `turnId` undefined: any turn.
+   */
+  wait(turnId: string | undefined, ms: number, signal?: AbortSignal): Promise<Receipt | undefined>;
+  cancel(): void;
+}
+
+/**
+ * Waits for steer settlements on ONE core subscription to every event
+ * subject (JetStream-stored messages reach core subscribers too). Routing uses
+ * only the headers; the JSON is decoded only for a steer someone waits for.
+ * Register before sending the command, so a settlement that races the
+ * command's reply is not missed.
+ */
+@Injectable()
+export class ReceiptWaiter implements OnModuleInit, OnModuleDestroy {
+  private readonly log = new Logger(ReceiptWaiter.name);
+  private readonly waiters = new Map<string, Set<Registration>>();
+  private sub?: Subscription;
+  private closed = false;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(SUBJECTS) private readonly s: Subjects,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    this.sub = this.nc.subscribe(this.s.events, { callback: (err, msg) => (err ? this.log.error('event subscription failed', err) : this.route(msg)) });
+    // The subscription must be live on the server before the first steer is sent.
+    await this.nc.flush();
+  }
+
+  /** Releases every wait (their callers answer with what they have) and stops listening. */
+  onModuleDestroy(): void {
+    this.closed = true;
+    for (const set of [...this.waiters.values()]) for (const r of [...set]) r.cancel();
+    this.sub?.unsubscribe();
+  }
+
+  register(scope: SettleScope): SettleWait {
+    const key = scope.steerId.toLowerCase();
+    const registration = new Registration(scope.tenantId, this.closed, () => {
+      const set = this.waiters.get(key);
+      set?.delete(registration);
+      if (set?.size === 0) this.waiters.delete(key);
+    });
+    if (!this.closed) {
+      const set = this.waiters.get(key) ?? new Set<Registration>();
+      set.add(registration);
+      this.waiters.set(key, set);
+    }
+    return registration;
+  }
+
+  /** How many registrations are open; a leak shows here. */
+  get pending(): number {
+    let n = 0;
+    for (const set of this.waiters.values()) n += set.size;
+    return n;
+  }
+
+  private route(msg: Msg): void {
+    const type = msg.headers?.get(EVENT_TYPE_HEADER, Match.IgnoreCase);
+    if (!type || !SETTLEMENTS.has(type)) return;
+    const steerId = msg.headers?.get(STEER_ID_HEADER, Match.IgnoreCase).toLowerCase();
+    const set = steerId ? this.waiters.get(steerId) : undefined;
+    if (!set) return;
+    const decoded = decodeEvent(msg.data);
+    if (!decoded.ok) {
+      this.log.warn('settlement event not readable', { subject: msg.subject, steerId, reason: decoded.reason, detail: decoded.message });
+      return;
+    }
+    const receipt = settlementReceipt(decoded.event);
+    // The header routes; the event itself decides. Tenants are checked because
+    // steerIds are client-chosen and may collide across tenants.
+    if (!receipt || receipt.steerId.toLowerCase() !== steerId) return;
+    for (const r of [...set]) if (r.tenantId === decoded.event.tenantId) r.offer(receipt);
+  }
+}
+
+interface Waiting {
+  turnId: string | undefined;
+  resolve: (receipt: Receipt | undefined) => void;
+  timer: NodeJS.Timeout;
+  signal?: AbortSignal;
+  onAbort: () => void;
+}
+
+class Registration implements SettleWait {
+  private readonly early: Receipt[] = [];
+  private waiting?: Waiting;
+
+  constructor(
+    readonly tenantId: string,
+    private done: boolean,
+    private readonly release: () => void,
+  ) {}
+
+  offer(receipt: Receipt): void {
+    if (this.done) return;
+    if (this.waiting && matches(receipt, this.waiting.turnId)) return this.finish(receipt);
+    if (this.early.length < EARLY_KEPT) this.early.push(receipt);
+  }
+
+  wait(turnId: string | undefined, ms: number, signal?: AbortSignal): Promise<Receipt | undefined> {
+    this.finish(undefined);
+    const early = this.early.find((r) => matches(r, turnId));
+    if (early) return Promise.resolve(early);
+    if (this.done || ms <= 0 || signal?.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const onAbort = () => this.finish(undefined);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting = { turnId, resolve, signal, onAbort, timer: setTimeout(onAbort, ms) };
+    });
+  }
+
+  cancel(): void {
+    this.finish(undefined);
+    if (this.done) return;
+    this.done = true;
+    this.release();
+  }
+
+  private finish(receipt: Receipt | undefined): void {
+    const w = this.waiting;
+    if (!w) return;
+    this.waiting = undefined;
+    clearTimeout(w.timer);
+    w.signal?.removeEventListener('abort', w.onAbort);
+    w.resolve(receipt);
+  }
+}
+
+function matches(receipt: Receipt, turnId: string | undefined): boolean {
+  return turnId === undefined || receipt.turnId.toLowerCase() === turnId.toLowerCase();
+}

@@ -1,0 +1,79 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SteerlineError, uuidv7, type Receipt } from '@steerline/contracts';
+import { EngineClient } from '../nats/engine.client';
+import { ReadModelsClient } from '../nats/read-models.client';
+import { ReceiptWaiter } from './receipt-waiter';
+
+export type SteerTarget = { turnId: string } | { conversationId: string; expectedTurnId?: string };
+
+export interface SteerInput {
+  text: string;
+  steerId?: string;
+}
+
+/** Submits and reads steers, waiting (bounded) for their settlement when asked to. */
+@Injectable()
+export class SteersService {
+  private readonly log = new Logger('steers');
+
+  constructor(
+    @Inject(EngineClient) private readonly engine: EngineClient,
+    @Inject(ReadModelsClient) private readonly reads: ReadModelsClient,
+    @Inject(ReceiptWaiter) private readonly waiter: ReceiptWaiter,
+  ) {}
+
+  async submit(tenantId: string, target: SteerTarget, input: SteerInput, waitSeconds: number, signal?: AbortSignal): Promise<Receipt> {
+    // The gateway picks the id when the client does not, so it can listen for
+    // the settlement before the engine can produce it.
+    const steerId = input.steerId ?? uuidv7();
+    const pending = waitSeconds > 0 ? this.waiter.register({ tenantId, steerId }) : undefined;
+    try {
+      const receipt = await this.send(tenantId, target, input.text, steerId);
+      this.log.debug('steer answered', { tenantId, turnId: receipt.turnId, steerId, status: receipt.status, position: receipt.position });
+      if (receipt.status !== 'queued' || !pending) return receipt;
+      return (await pending.wait(receipt.turnId, waitSeconds * 1000, signal)) ?? receipt;
+    } finally {
+      pending?.cancel();
+    }
+  }
+
+  async read(tenantId: string, turnId: string, steerId: string, waitSeconds: number, signal?: AbortSignal): Promise<Receipt> {
+    if (waitSeconds <= 0) return this.reads.steer(tenantId, turnId, steerId);
+    const pending = this.waiter.register({ tenantId, steerId });
+    try {
+      // The read model lags the log: a steer just accepted may not be there
+      // yet, so `not_found` is worth waiting on like `queued` is.
+      const first = await this.reads.steer(tenantId, turnId, steerId).catch((err: unknown) => {
+        if (err instanceof SteerlineError && err.code === 'not_found') return undefined;
+        throw err;
+      });
+      if (first && first.status !== 'queued') return first;
+      const settled = await pending.wait(turnId, waitSeconds * 1000, signal);
+      if (settled) return settled;
+      if (first && signal?.aborted) return first;
+      // A settlement published before we registered is only in the read model.
+      return await this.reads.steer(tenantId, turnId, steerId);
+    } finally {
+      pending.cancel();
+    }
+  }
+
+  withdraw(tenantId: string, turnId: string, steerId: string): Promise<Receipt> {
+    return this.engine.withdraw(turnId, { tenantId, steerId });
+  }
+
+  private async send(tenantId: string, target: SteerTarget, text: string, steerId: string): Promise<Receipt> {
+    try {
+      if ('turnId' in target) return await this.engine.steerTurn(target.turnId, { tenantId, text, steerId });
+      const { conversationId, expectedTurnId } = target;
+      return await this.engine.steerConversation(conversationId, { tenantId, text, steerId, ...(expectedTurnId ? { expectedTurnId } : {}) });
+    } catch (err) {
+      // Without an answer the steer may or may not have been accepted; its id
+      // lets the client read it or resubmit it idempotently (DESIGN §2.10).
+      if (err instanceof SteerlineError && err.code === 'unavailable') {
+        throw new SteerlineError('unavailable', `${err.message}; the steer may have been accepted: resubmit it with the same steerId`, { ...err.details, steerId });
+      }
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { TurnsController } from './turns.controller';
+
+@Module({ controllers: [TurnsController] })
+export class TurnsModule {}
