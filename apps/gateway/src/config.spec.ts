@@ -1,12 +1,12 @@
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadGatewayConfig } from './config';
 
 describe('gateway configuration', () => {
   it('defaults to local NATS, prefix steerline, 127.0.0.1:3000 and an open API', () => {
-    expect(loadConfig({})).toEqual({ natsUrl: 'nats://127.0.0.1:4222', prefix: 'steerline', host: '127.0.0.1', port: 3000, apiKeys: undefined });
+    expect(loadGatewayConfig({})).toEqual({ natsUrl: 'nats://127.0.0.1:4222', prefix: 'steerline', host: '127.0.0.1', port: 3000, apiKeys: undefined });
   });
 
   it('maps each API key to its tenant', () => {
-    const { apiKeys } = loadConfig({ STEERLINE_API_KEYS: 'k1:acme, k:with:colons:globex' });
+    const { apiKeys } = loadGatewayConfig({ STEERLINE_API_KEYS: 'k1:acme, k:with:colons:globex' });
     expect(apiKeys).toEqual(new Map([['k1', 'acme'], ['k:with:colons', 'globex']]));
   });
 
@@ -20,7 +20,7 @@ describe('gateway configuration', () => {
     ['STEERLINE_API_KEYS', { STEERLINE_API_KEYS: 'k:acme,k:globex' }],
     ['STEERLINE_API_KEYS', { STEERLINE_API_KEYS: ' ' }],
   ])('refuses to start on a bad %s (%j) and names it', (name, env) => {
-    expect(() => loadConfig(env)).toThrow(ConfigError);
-    expect(() => loadConfig(env)).toThrow(name);
+    expect(() => loadGatewayConfig(env)).toThrow(ConfigError);
+    expect(() => loadGatewayConfig(env)).toThrow(name);
   });
 });

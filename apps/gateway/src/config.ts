@@ -55,7 +55,7 @@ function isSubjectToken(value: string): boolean {
 }
 
 /** Reads the environment; throws `ConfigError` naming every bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | undefined>): GatewayConfig {
+export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string | undefined>): GatewayConfig {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message}`);

@@ -1,5 +1,5 @@
 import { startGateway } from './app';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadGatewayConfig } from './config';
 import { jsonLogger } from './logger';
 
 // A second signal, or a shutdown that hangs, ends the process anyway.
@@ -8,7 +8,7 @@ const SHUTDOWN_GRACE_MS = 15_000;
 const logger = jsonLogger();
 
 async function main(): Promise<void> {
-  const config = loadConfig(process.env);
+  const config = loadGatewayConfig(process.env);
   const gateway = await startGateway(config, { logger });
   logger.log('gateway ready', { url: gateway.url }, 'gateway');
 

@@ -13,7 +13,7 @@ import {
   type Subjects,
 } from '@steerline/contracts';
 import { startGateway, type RunningGateway } from '../app';
-import { loadConfig } from '../config';
+import { loadGatewayConfig } from '../config';
 import { jsonLogger } from '../logger';
 
 /**
@@ -35,7 +35,7 @@ export interface Harness {
 
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
   const s = subjects(`gwtest_${uuidv7().replace(/-/g, '').slice(-16)}`);
-  const gateway = await startGateway(loadConfig({ NATS_URL, STEERLINE_PREFIX: s.prefix, PORT: '0', ...env }), { logger: jsonLogger(['error']) });
+  const gateway = await startGateway(loadGatewayConfig({ NATS_URL, STEERLINE_PREFIX: s.prefix, PORT: '0', ...env }), { logger: jsonLogger(['error']) });
   const nc = await connectNats(NATS_URL, 'gateway-spec');
   const call = (path: string, init: RequestInit & { key?: string } = {}) => {
     const { key, ...rest } = init;

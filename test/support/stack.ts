@@ -1,0 +1,84 @@
+import { ConsoleLogger } from '@nestjs/common';
+import type { ModelProvider, ModelRequest } from '../../apps/engine/src/models/model.provider';
+import { startEngine, type RunningEngine } from '../../apps/engine/src/app';
+import { loadEngineConfig } from '../../apps/engine/src/config';
+import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
+import { loadGatewayConfig } from '../../apps/gateway/src/config';
+import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
+import { loadPersistenceConfig } from '../../apps/persistence/src/config';
+import { createTestDatabase, NATS_URL, openNats, uniquePrefix, type NatsHandle } from './env';
+
+const quiet = () => new ConsoleLogger({ json: true, logLevels: ['error'] });
+
+/** A recording wrapper around a real model provider: what each model request held. */
+export class RecordingModel implements ModelProvider {
+  readonly requests: ModelRequest[] = [];
+  constructor(private readonly inner: ModelProvider) {}
+  complete(request: ModelRequest, signal: AbortSignal) {
+    this.requests.push({ ...request, messages: request.messages.map((m) => ({ ...m })) });
+    return this.inner.complete(request, signal);
+  }
+}
+
+export interface Stack {
+  prefix: string;
+  url: string;
+  nats: NatsHandle;
+  engine: RunningEngine;
+  gateway: RunningGateway;
+  persistence: PersistenceApp;
+  model: RecordingModel;
+  /** fetch against the gateway's /v1 with a JSON body. */
+  api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Waits until the projector has applied everything in the stream so far. */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  env?: Record<string, string>;
+  leaseMs?: number;
+}
+
+/** The three services in this process on a fresh stream and database, over real NATS and PostgreSQL. */
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const prefix = uniquePrefix();
+  const env = { NATS_URL, STEERLINE_PREFIX: prefix, ...opts.env };
+  const db = await createTestDatabase();
+  const nats = await openNats(prefix);
+  const persistence = await startPersistence(loadPersistenceConfig({ ...env, DATABASE_URL: db.url }), { logger: quiet() });
+  const engine = await startEngine({ ...loadEngineConfig(env), leaseMs: opts.leaseMs ?? 5000 }, { logger: false });
+  const model = new RecordingModel(engine.service.models.get('scripted'));
+  engine.service.models.register('scripted', model);
+  const gateway = await startGateway(loadGatewayConfig({ ...env, PORT: '0' }), { logger: quiet() });
+  const url = gateway.url;
+  return {
+    prefix,
+    url,
+    nats,
+    engine,
+    gateway,
+    persistence,
+    model,
+    async api(method, path, body, headers = {}) {
+      const res = await fetch(`${url}/v1${path}`, {
+        method,
+        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+    },
+    async settled() {
+      const info = await nats.jsm.streams.info(nats.s.stream);
+      await persistence.projector.waitForSeq(info.state.last_seq, 10_000);
+    },
+    async close() {
+      await gateway.close().catch(() => undefined);
+      await engine.close().catch(() => undefined);
+      await persistence.close().catch(() => undefined);
+      await nats.close();
+      await db.drop();
+    },
+  };
+}
