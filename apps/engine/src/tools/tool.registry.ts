@@ -6,11 +6,15 @@ export interface Tool {
   run(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
 }
 
-/** A tool that failed; its message becomes the tool result's error. */
+/**
+ * A tool that failed; its message becomes the tool result's error, which the
+ * model sees. A `fatal` one fails the turn (DESIGN §2.8: `turn_failed`).
+ */
 export class ToolError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    readonly fatal = false,
   ) {
     super(message);
     this.name = 'ToolError';
@@ -47,11 +51,11 @@ export const BUILTIN_TOOLS: Tool[] = [
   {
     spec: {
       name: 'fail',
-      description: 'Always fails with the given message.',
+      description: 'Always fails with the given message, and with it the turn.',
       parameters: { type: 'object', properties: { message: { type: 'string' } } },
     },
     async run(args) {
-      throw new ToolError('tool_failed', typeof args.message === 'string' ? args.message : 'failed on purpose');
+      throw new ToolError('tool_failed', typeof args.message === 'string' ? args.message : 'failed on purpose', true);
     },
   },
 ];

@@ -6,7 +6,11 @@ export type TurnCommand =
   | { type: 'SubmitSteer'; steerId: string; text: string }
   | { type: 'WithdrawSteer'; steerId: string }
   | { type: 'RecordModelAnswer'; step: number; text: string; toolCalls: ToolCall[]; usage?: Usage }
-  | { type: 'RecordToolResult'; step: number; toolCallId: string; name: string; ok: boolean; output?: unknown; error?: { code: string; message: string }; durationMs: number }
+  /**
+   * A tool's result. An error is shown to the model, which may act on it; a
+   * `fatal` one (the tool itself says the work cannot go on) fails the turn.
+   */
+  | { type: 'RecordToolResult'; step: number; toolCallId: string; name: string; ok: boolean; output?: unknown; error?: { code: string; message: string }; fatal?: boolean; durationMs: number }
   | { type: 'FailTurn'; code: string; message: string }
   | { type: 'CancelTurn'; reason: string }
   /** The turn's owner is gone or going: settle everything honestly. */

@@ -11,6 +11,7 @@ const Action = fc.record({
   pick: fc.nat(),
   tools: fc.nat({ max: 3 }),
   ok: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
+  fatal: fc.boolean(),
 });
 type Action = typeof Action extends fc.Arbitrary<infer T> ? T : never;
 
@@ -45,7 +46,7 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
     case 'tool': {
       const pending = state.toolCalls.filter((id) => !state.finished.includes(id));
       const id = pending.length ? pending[action.pick % pending.length] : 'call_none';
-      return { type: 'RecordToolResult', step: state.step, toolCallId: id, name: 'sleep', ok: action.ok, durationMs: 1, ...(action.ok ? { output: 'ok' } : { error: { code: 'x', message: 'x' } }) };
+      return { type: 'RecordToolResult', step: state.step, toolCallId: id, name: 'sleep', ok: action.ok, durationMs: 1, ...(action.ok ? { output: 'ok' } : { error: { code: 'x', message: 'x' }, fatal: action.fatal }) };
     }
     case 'cancel':
       return { type: 'CancelTurn', reason: 'user' };

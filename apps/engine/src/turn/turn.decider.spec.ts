@@ -131,7 +131,13 @@ describe('turn decider', () => {
       expect(types(events).slice(-1)).toEqual(['TurnCancelled']);
     });
 
-    it('a failed tool fails the turn and drops queued steers turn_failed', () => {
+    it('a tool error the model can act on is shown to it and the turn goes on', () => {
+      const { events } = run([startCommand(), answerWithTools(1), steer(1), toolDone(1, 0, false, false)]);
+      expect(types(events).slice(-3)).toEqual(['ToolCallFinished', 'SteeringDelivered', 'ModelRequested']);
+      expect(events.at(-3)!.data).toMatchObject({ ok: false, error: { code: 'boom' } });
+    });
+
+    it('a fatal tool failure fails the turn and drops queued steers turn_failed', () => {
       const { events } = run([startCommand(), answerWithTools(1), steer(1), toolDone(1, 0, false)]);
       expect(types(events).slice(-3)).toEqual(['ToolCallFinished', 'SteerDropped', 'TurnFailed']);
       expect(events.at(-2)!.data).toMatchObject({ reason: 'turn_failed' });

@@ -94,7 +94,7 @@ function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAns
 }
 
 function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResult' }>, state: TurnState): TurnEventDraft[] {
-  const { step, toolCallId, name, ok, output, error, durationMs } = command;
+  const { step, toolCallId, name, ok, output, error, fatal, durationMs } = command;
   if (state.awaiting !== 'tools' || step !== state.step || !state.toolCalls.includes(toolCallId) || state.finished.includes(toolCallId)) {
     throw new SteerlineError('invalid_request', `tool call ${toolCallId} of step ${step} is not running`);
   }
@@ -103,7 +103,7 @@ function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResul
     data: { step, toolCallId, name, ok, durationMs, ...(ok ? { output: output ?? null } : { error: error ?? { code: 'tool_failed', message: 'tool failed' } }) },
   };
   const next = after(state, [finished]);
-  if (!ok) {
+  if (!ok && fatal) {
     const failure = { code: 'tool_failed', message: `tool ${name} failed: ${error?.message ?? 'unknown error'}` };
     return [finished, ...dropAll(next, 'turn_failed'), { type: 'TurnFailed', data: { steps: state.step, error: failure } }];
   }

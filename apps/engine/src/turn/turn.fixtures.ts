@@ -53,13 +53,13 @@ export const answerWithTools = (step: number, n = 1): TurnCommand => ({
   toolCalls: Array.from({ length: n }, (_, i) => call(step, i)),
 });
 export const answerText = (step: number, text = 'done'): TurnCommand => ({ type: 'RecordModelAnswer', step, text, toolCalls: [] });
-export const toolDone = (step: number, i = 0, ok = true): TurnCommand => ({
+export const toolDone = (step: number, i = 0, ok = true, fatal = !ok): TurnCommand => ({
   type: 'RecordToolResult',
   step,
   toolCallId: `call_${step}_${i}`,
   name: 'sleep',
   ok,
-  ...(ok ? { output: 'slept' } : { error: { code: 'boom', message: 'boom' } }),
+  ...(ok ? { output: 'slept' } : { error: { code: 'boom', message: 'boom' }, fatal }),
   durationMs: 1,
 });
 export const steer = (n: number, text = `steer ${n}`): TurnCommand => ({ type: 'SubmitSteer', steerId: steerId(n), text });

@@ -10,7 +10,7 @@ import {
 } from '@steerline/contracts';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import { ModelError, type ModelProvider } from '../models/model.provider';
-import type { ToolRegistry } from '../tools/tool.registry';
+import { ToolError, type ToolRegistry } from '../tools/tool.registry';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
@@ -144,13 +144,15 @@ export class TurnRunner {
   private async runTool(step: number, toolCallId: string, name: string, args: Record<string, unknown>): Promise<void> {
     const started = performance.now();
     const tool = this.deps.tools.get(name);
-    let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error'>;
+    let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error' | 'fatal'>;
     try {
-      if (!tool) throw Object.assign(new Error(`no tool named ${name}`), { code: 'unknown_tool' });
+      if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
       result = { ok: true, output: await tool.run(args, this.abort.signal) };
     } catch (err) {
       if (this.abort.signal.aborted) return;
-      result = { ok: false, error: { code: (err as { code?: string }).code ?? 'tool_failed', message: (err as Error).message } };
+      // An error the tool did not type is a crash of the tool: the turn cannot trust what it did.
+      const typed = err instanceof ToolError;
+      result = { ok: false, error: { code: typed ? err.code : 'tool_failed', message: (err as Error).message }, fatal: typed ? err.fatal : true };
     }
     const durationMs = Math.round(performance.now() - started);
     await this.runIfRunning({ type: 'RecordToolResult', step, toolCallId, name, durationMs, ...result });
