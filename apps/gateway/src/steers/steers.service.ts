@@ -28,7 +28,12 @@ export class SteersService {
     const steerId = input.steerId ?? uuidv7();
     const pending = waitSeconds > 0 ? this.waiter.register({ tenantId, steerId }) : undefined;
     try {
-      const receipt = await this.send(tenantId, target, input.text, steerId);
+      const receipt = await this.send(tenantId, target, input.text, steerId).catch(async (err: unknown) => {
+        // Resubmitting a client's steer id after its turn ended: same receipt, no new event (DESIGN §2.10).
+        const settled = input.steerId && 'turnId' in target ? await this.settledAfterTurnEnd(err, tenantId, target.turnId, steerId) : undefined;
+        if (settled) return settled;
+        throw err;
+      });
       this.log.debug('steer answered', { tenantId, turnId: receipt.turnId, steerId, status: receipt.status, position: receipt.position });
       if (receipt.status !== 'queued' || !pending) return receipt;
       return (await pending.wait(receipt.turnId, waitSeconds * 1000, signal)) ?? receipt;
@@ -58,8 +63,26 @@ export class SteersService {
     }
   }
 
-  withdraw(tenantId: string, turnId: string, steerId: string): Promise<Receipt> {
-    return this.engine.withdraw(turnId, { tenantId, steerId });
+  async withdraw(tenantId: string, turnId: string, steerId: string): Promise<Receipt> {
+    try {
+      return await this.engine.withdraw(turnId, { tenantId, steerId });
+    } catch (err) {
+      // The turn has ended, so every steer of it is settled: answer from the record.
+      const settled = await this.settledAfterTurnEnd(err, tenantId, turnId, steerId);
+      if (settled?.status === 'delivered') throw new SteerlineError('already_delivered', 'the model already has this steer', { steerId, step: settled.step });
+      if (settled) return settled;
+      throw err;
+    }
+  }
+
+  /**
+   * When the turn no longer runs, a steer of it that is settled in the read model.
+   * Makes a resubmitted steer id and a late withdraw answer with the steer's real fate.
+   */
+  private async settledAfterTurnEnd(err: unknown, tenantId: string, turnId: string, steerId: string): Promise<Receipt | undefined> {
+    if (!(err instanceof SteerlineError && err.code === 'turn_not_running')) return undefined;
+    const receipt = await this.reads.steer(tenantId, turnId, steerId).catch(() => undefined);
+    return receipt && receipt.status !== 'queued' ? receipt : undefined;
   }
 
   private async send(tenantId: string, target: SteerTarget, text: string, steerId: string): Promise<Receipt> {
