@@ -16,12 +16,17 @@ const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.(t|j|mj)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@nats-io|file-type|load-esm)/)'],
-  moduleNameMapper: { '^@steerline/contracts$': '<rootDir>/libs/contracts/src/index.ts' },
+  moduleNameMapper: {
+    '^@steerline/contracts$': '<rootDir>/libs/contracts/src/index.ts',
+    '^@steerline/client$': '<rootDir>/libs/client/src/index.ts',
+  },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
 };
 module.exports = {
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
-    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.spec.ts'], slowTestThreshold: 30 },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/{e2e,contract}/**/*.spec.ts'], setupFilesAfterEnv: ['<rootDir>/test/support/timeouts.e2e.ts'] },
+    // Real processes started, killed and restarted: `npm run test:faults`.
+    { ...shared, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.spec.ts'], setupFilesAfterEnv: ['<rootDir>/test/support/timeouts.faults.ts'] },
   ],
 };

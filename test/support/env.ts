@@ -22,8 +22,8 @@ export interface NatsHandle {
   close(): Promise<void>;
 }
 
-export async function openNats(prefix: string): Promise<NatsHandle> {
-  const nc = await connectNats(NATS_URL, `test-${prefix}`);
+export async function openNats(prefix: string, url: string = NATS_URL): Promise<NatsHandle> {
+  const nc = await connectNats(url, `test-${prefix}`);
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
   const s = subjects(prefix);

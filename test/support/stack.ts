@@ -1,6 +1,7 @@
 import { ConsoleLogger } from '@nestjs/common';
 import type { ModelProvider, ModelRequest } from '../../apps/engine/src/models/model.provider';
 import { startEngine, type RunningEngine } from '../../apps/engine/src/app';
+import { ScriptedModel } from '../../apps/engine/src/models/scripted.model';
 import { loadEngineConfig } from '../../apps/engine/src/config';
 import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
@@ -22,8 +23,11 @@ export class RecordingModel implements ModelProvider {
 
 export interface Stack {
   prefix: string;
+  /** The environment the services got: give it to an app started as a process. */
+  env: Record<string, string>;
   url: string;
   nats: NatsHandle;
+  /** The in-process engine; absent with `engine: false`. */
   engine: RunningEngine;
   gateway: RunningGateway;
   persistence: PersistenceApp;
@@ -38,6 +42,8 @@ export interface Stack {
 export interface StackOptions {
   env?: Record<string, string>;
   leaseMs?: number;
+  /** false: no engine in this process (a fault test runs engines as processes). */
+  engine?: boolean;
 }
 
 /** The three services in this process on a fresh stream and database, over real NATS and PostgreSQL. */
@@ -45,18 +51,19 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const prefix = uniquePrefix();
   const env = { NATS_URL, STEERLINE_PREFIX: prefix, ...opts.env };
   const db = await createTestDatabase();
-  const nats = await openNats(prefix);
+  const nats = await openNats(prefix, env.NATS_URL);
   const persistence = await startPersistence(loadPersistenceConfig({ ...env, DATABASE_URL: db.url }), { logger: quiet() });
-  const engine = await startEngine({ ...loadEngineConfig(env), leaseMs: opts.leaseMs ?? 5000 }, { logger: false });
-  const model = new RecordingModel(engine.service.models.get('scripted'));
-  engine.service.models.register('scripted', model);
+  const engine = opts.engine === false ? undefined : await startEngine({ ...loadEngineConfig(env), leaseMs: opts.leaseMs ?? 5000 }, { logger: false });
+  const model = new RecordingModel(new ScriptedModel());
+  engine?.service.models.register('scripted', model);
   const gateway = await startGateway(loadGatewayConfig({ ...env, PORT: '0' }), { logger: quiet() });
   const url = gateway.url;
   return {
     prefix,
+    env,
     url,
     nats,
-    engine,
+    engine: engine as RunningEngine,
     gateway,
     persistence,
     model,
@@ -75,7 +82,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     },
     async close() {
       await gateway.close().catch(() => undefined);
-      await engine.close().catch(() => undefined);
+      await engine?.close().catch(() => undefined);
       await persistence.close().catch(() => undefined);
       await nats.close();
       await db.drop();

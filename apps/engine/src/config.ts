@@ -1,6 +1,12 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_PREFIX, uuidv7 } from '@steerline/contracts';
+import type { OpenAIConfig } from './models/openai/openai.model';
+import type { RemoteToolOptions } from './tools/remote/remote-tool.directory';
+
+/** An empty variable counts as unset, as in most shells' `VAR= cmd`. */
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+const millis = (min: number, fallback: number) => z.coerce.number().int().min(min).max(3_600_000).default(fallback);
 
 const EngineEnv = z.object({
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
@@ -11,6 +17,15 @@ const EngineEnv = z.object({
   STEERLINE_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** How long an engine's lease on its turns lasts without a heartbeat; its turns are settled after. */
   STEERLINE_ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(5000),
+  /** The `openai` provider: enabled when either is set. Server configuration only, never from a request. */
+  OPENAI_BASE_URL: optional(z.url({ protocol: /^https?$/ })),
+  OPENAI_API_KEY: optional(z.string()),
+  OPENAI_TIMEOUT_MS: millis(100, 120_000),
+  OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  /** How long a remote tool call waits for its answer, unless the tool's description says otherwise. */
+  STEERLINE_TOOL_TIMEOUT_MS: millis(100, 60_000),
+  /** How often the engine asks tool services to describe themselves (services also announce themselves at start). */
+  STEERLINE_TOOL_DISCOVERY_MS: millis(1000, 30_000),
 });
 
 export interface EngineConfig {
@@ -20,6 +35,10 @@ export interface EngineConfig {
   builtinTools?: string[];
   streamReplicas: number;
   leaseMs: number;
+  /** Absent: the `openai` provider is not offered. */
+  openai?: OpenAIConfig;
+  /** Absent: the defaults. */
+  remoteTools?: RemoteToolOptions;
 }
 
 /** Reads the engine's configuration; a bad variable stops start-up with its name. */
@@ -37,5 +56,9 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     builtinTools: e.STEERLINE_BUILTIN_TOOLS === undefined ? undefined : e.STEERLINE_BUILTIN_TOOLS.split(',').map((s) => s.trim()).filter(Boolean),
     streamReplicas: e.STEERLINE_STREAM_REPLICAS,
     leaseMs: e.STEERLINE_ENGINE_LEASE_MS,
+    ...(e.OPENAI_BASE_URL !== undefined || e.OPENAI_API_KEY !== undefined
+      ? { openai: { baseUrl: e.OPENAI_BASE_URL, apiKey: e.OPENAI_API_KEY, timeoutMs: e.OPENAI_TIMEOUT_MS, maxRetries: e.OPENAI_MAX_RETRIES } }
+      : {}),
+    remoteTools: { callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS, discoveryIntervalMs: e.STEERLINE_TOOL_DISCOVERY_MS },
   };
 }

@@ -5,8 +5,9 @@ import { connectNats, ensureStream, subjects } from '@steerline/contracts';
 import { serveEngineCommands, subscribeTurn } from './commands/engine.commands';
 import type { EngineConfig } from './config';
 import { EventLog } from './log/event-log';
-import { ModelRegistry } from './models/model.registry';
+import { configuredModels, type ModelRegistry } from './models/model.registry';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/tool.registry';
+import { DEFAULT_REMOTE_TOOL_OPTIONS, RemoteToolDirectory } from './tools/remote/remote-tool.directory';
 import { TurnRegistry } from './turn/turn.registry';
 import { OrphanReaper } from './ownership/orphan-reaper';
 import { TurnOwnership } from './ownership/turn-ownership';
@@ -23,9 +24,13 @@ export class EngineService implements OnApplicationShutdown {
   reaper?: OrphanReaper;
   private ownership?: TurnOwnership;
   /** The model providers; a test may wrap one to record what the model was sent. */
-  readonly models = new ModelRegistry();
+  readonly models: ModelRegistry;
+  /** Tools other services serve over NATS. */
+  remoteTools?: RemoteToolDirectory;
 
-  constructor(@Inject(ENGINE_CONFIG) private readonly config: EngineConfig) {}
+  constructor(@Inject(ENGINE_CONFIG) private readonly config: EngineConfig) {
+    this.models = configuredModels(config);
+  }
 
   async start(): Promise<void> {
     const s = subjects(this.config.prefix);
@@ -35,7 +40,10 @@ export class EngineService implements OnApplicationShutdown {
     const js = jetstream(nc);
     const log = new EventLog(js);
     const ownership = (this.ownership = await TurnOwnership.open(nc, s, this.config.engineId, this.config.leaseMs, this.config.streamReplicas));
-    const tools = new ToolRegistry(this.config.builtinTools ? BUILTIN_TOOLS.filter((t) => this.config.builtinTools!.includes(t.spec.name)) : BUILTIN_TOOLS);
+    this.remoteTools = new RemoteToolDirectory(nc, s.prefix, this.config.remoteTools ?? DEFAULT_REMOTE_TOOL_OPTIONS);
+    await this.remoteTools.start();
+    const builtins = this.config.builtinTools ? BUILTIN_TOOLS.filter((t) => this.config.builtinTools!.includes(t.spec.name)) : BUILTIN_TOOLS;
+    const tools = new ToolRegistry(builtins, this.remoteTools);
     this.turns = new TurnRegistry({
       nc,
       js,
@@ -60,6 +68,7 @@ export class EngineService implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     for (const sub of this.subscriptions) sub.unsubscribe();
     await this.reaper?.stop();
+    this.remoteTools?.stop();
     await this.turns?.abandonAll('engine_shutdown');
     await this.ownership?.close(true);
     await this.nc?.drain().catch(() => undefined);

@@ -4,18 +4,32 @@ import { subjects } from '@steerline/contracts';
 import { AuthModule } from './auth/auth.module';
 import { GATEWAY_CONFIG, type GatewayConfig } from './config';
 import { ConversationsModule } from './conversations/conversations.module';
+import { DocsModule } from './docs/docs.module';
+import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { NatsModule } from './nats/nats.module';
+import type { GatewayMetrics } from './observability/metrics';
+import { ObservabilityModule } from './observability/observability.module';
 import { SteersModule } from './steers/steers.module';
 import { TurnsModule } from './turns/turns.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: GatewayConfig, nc: NatsConnection): DynamicModule {
+  static forRoot(config: GatewayConfig, nc: NatsConnection, metrics: GatewayMetrics): DynamicModule {
     return {
       module: AppModule,
       global: true,
-      imports: [NatsModule.forRoot(nc, subjects(config.prefix)), AuthModule.forRoot(config.apiKeys), HealthModule, ConversationsModule, TurnsModule, SteersModule],
+      imports: [
+        NatsModule.forRoot(nc, subjects(config.prefix)),
+        ObservabilityModule.forRoot(metrics),
+        AuthModule.forRoot(config.apiKeys, config.rateLimit),
+        HealthModule,
+        DocsModule,
+        ConversationsModule,
+        TurnsModule,
+        SteersModule,
+        EventsModule,
+      ],
       providers: [{ provide: GATEWAY_CONFIG, useValue: config }],
       exports: [GATEWAY_CONFIG],
     };

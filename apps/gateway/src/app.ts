@@ -6,14 +6,21 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { BODY_MAX_BYTES, connectNats } from '@steerline/contracts';
 import { AppModule } from './app.module';
 import type { GatewayConfig } from './config';
+import { trackConnections } from './http/connections';
 import { ErrorFilter } from './http/error.filter';
 import { JSON_MEDIA_TYPES } from './http/params';
 import { jsonLogger } from './logger';
+import { GatewayMetrics } from './observability/metrics';
+import { requestLog } from './observability/request-log';
 
 export interface RunningGateway {
   /** The URL the listener is bound to (the real port when PORT is 0). */
   url: string;
-  /** Stops taking requests, releases `Prefer: wait` waiters, lets in-flight requests finish, drains NATS. */
+  /**
+   * Stops taking requests, answers `Prefer: wait` waiters with their current
+   * receipt, ends event streams (clients resume elsewhere with Last-Event-ID),
+   * lets in-flight requests finish, drains NATS.
+   */
   close(): Promise<void>;
 }
 
@@ -28,25 +35,30 @@ export async function startGateway(config: GatewayConfig, opts: StartOptions = {
   let app: NestExpressApplication | undefined;
   try {
     // abortOnError false: a bootstrap failure must reject here, not exit the process under a test.
-    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, nc), new ExpressAdapter(), {
+    const metrics = new GatewayMetrics();
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, nc, metrics), new ExpressAdapter(), {
       bodyParser: false,
       logger,
       abortOnError: false,
     });
+    // First, so even a request the body parser refuses is timed and logged.
+    app.use(requestLog(logger, metrics));
     // Our own JSON parser, so the size limit is the contract's and non-JSON bodies stay unread.
     app.useBodyParser('json', { limit: BODY_MAX_BYTES, type: JSON_MEDIA_TYPES });
     app.useGlobalFilters(new ErrorFilter());
     app.disable('x-powered-by');
+    const connections = trackConnections(app.getHttpServer());
     await app.listen(config.port, config.host);
     const url = await app.getUrl();
     if (!config.apiKeys) {
       logger.warn('STEERLINE_API_KEYS is unset: the API is open to anyone who can reach it, as tenant "default"', { url }, 'gateway');
     }
+    if (!config.rateLimit) logger.warn('STEERLINE_RATE_LIMIT is 0: requests are not rate limited', { url }, 'gateway');
     const started = app;
     let closing: Promise<void> | undefined;
     return {
       url,
-      close: () => (closing ??= shutdown(started, nc)),
+      close: () => (closing ??= shutdown(started, nc, connections)),
     };
   } catch (err) {
     await app?.close().catch(() => undefined);
@@ -58,10 +70,14 @@ export async function startGateway(config: GatewayConfig, opts: StartOptions = {
 // Nest runs module destroy hooks (the receipt waiter lets its waits go) before
 // it closes the HTTP server, which then waits for in-flight requests; NATS is
 // drained last so those requests can still get their replies.
-async function shutdown(app: NestExpressApplication, nc: NatsConnection): Promise<void> {
+async function shutdown(app: NestExpressApplication, nc: NatsConnection, connections: ReturnType<typeof trackConnections>): Promise<void> {
+  // Connections with nothing in flight are ended as soon as they are, so the
+  // HTTP server's close waits for in-flight requests only.
+  const stopSweeping = connections.closeWhenIdle();
   try {
     await app.close();
   } finally {
+    stopSweeping();
     if (!nc.isClosed()) await nc.drain().catch(() => nc.close());
   }
 }

@@ -2,7 +2,21 @@ import { ConfigError, loadGatewayConfig } from './config';
 
 describe('gateway configuration', () => {
   it('defaults to local NATS, prefix steerline, 127.0.0.1:3000 and an open API', () => {
-    expect(loadGatewayConfig({})).toEqual({ natsUrl: 'nats://127.0.0.1:4222', prefix: 'steerline', host: '127.0.0.1', port: 3000, apiKeys: undefined });
+    expect(loadGatewayConfig({})).toEqual({
+      natsUrl: 'nats://127.0.0.1:4222',
+      prefix: 'steerline',
+      host: '127.0.0.1',
+      port: 3000,
+      apiKeys: undefined,
+      rateLimit: { perSecond: 100, burst: 200 },
+      sseHeartbeatMs: 15_000,
+    });
+  });
+
+  it('reads the rate limit and its burst, and turns the limit off at 0', () => {
+    expect(loadGatewayConfig({ STEERLINE_RATE_LIMIT: '2', STEERLINE_RATE_BURST: '5' }).rateLimit).toEqual({ perSecond: 2, burst: 5 });
+    expect(loadGatewayConfig({ STEERLINE_RATE_LIMIT: '0.5' }).rateLimit).toEqual({ perSecond: 0.5, burst: 1 });
+    expect(loadGatewayConfig({ STEERLINE_RATE_LIMIT: '0' }).rateLimit).toBeUndefined();
   });
 
   it('maps each API key to its tenant', () => {
@@ -19,6 +33,9 @@ describe('gateway configuration', () => {
     ['STEERLINE_API_KEYS', { STEERLINE_API_KEYS: 'k:bad tenant' }],
     ['STEERLINE_API_KEYS', { STEERLINE_API_KEYS: 'k:acme,k:globex' }],
     ['STEERLINE_API_KEYS', { STEERLINE_API_KEYS: ' ' }],
+    ['STEERLINE_RATE_LIMIT', { STEERLINE_RATE_LIMIT: '-1' }],
+    ['STEERLINE_RATE_BURST', { STEERLINE_RATE_BURST: '0' }],
+    ['STEERLINE_SSE_HEARTBEAT_MS', { STEERLINE_SSE_HEARTBEAT_MS: '5' }],
   ])('refuses to start on a bad %s (%j) and names it', (name, env) => {
     expect(() => loadGatewayConfig(env)).toThrow(ConfigError);
     expect(() => loadGatewayConfig(env)).toThrow(name);

@@ -10,6 +10,17 @@ export interface GatewayConfig {
   port: number;
   /** API key → tenant; undefined means the API is open and everything runs as tenant `default`. */
   apiKeys: ReadonlyMap<string, string> | undefined;
+  /** Token bucket per API key (per client address when the API is open); undefined: no limit. */
+  rateLimit: RateLimit | undefined;
+  /** How often an idle event stream gets a comment line, so proxies keep it open. */
+  sseHeartbeatMs: number;
+}
+
+export interface RateLimit {
+  /** Tokens added per second: the sustained request rate. */
+  perSecond: number;
+  /** Bucket size: how many requests may arrive at once after a quiet spell. */
+  burst: number;
 }
 
 export const GATEWAY_CONFIG = Symbol('GatewayConfig');
@@ -43,7 +54,20 @@ const EnvSchema = z.object({
     .refine((v) => /^\d{1,5}$/.test(v) && Number(v) <= 65_535, 'must be an integer from 0 to 65535')
     .transform(Number),
   STEERLINE_API_KEYS: z.string().optional(),
+  // Generous defaults: the limit is there to stop a runaway client, not to meter a normal one.
+  STEERLINE_RATE_LIMIT: number('a number of requests per second (0 turns the limit off)', '100', (n) => n >= 0),
+  STEERLINE_RATE_BURST: number('a positive number of requests', '', (n) => n >= 1),
+  STEERLINE_SSE_HEARTBEAT_MS: number('an integer from 100 to 300000', '15000', (n) => Number.isInteger(n) && n >= 100 && n <= 300_000),
 });
+
+function number(what: string, fallback: string, ok: (n: number) => boolean) {
+  return z
+    .string()
+    .trim()
+    .default(fallback)
+    .refine((v) => v === '' || (/^\d+(\.\d+)?$/.test(v) && ok(Number(v))), `must be ${what}`)
+    .transform((v) => (v === '' ? undefined : Number(v)));
+}
 
 function isSubjectToken(value: string): boolean {
   try {
@@ -68,5 +92,16 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string
   } catch (err) {
     throw new ConfigError(`invalid configuration: STEERLINE_API_KEYS ${(err as Error).message}`);
   }
-  return { natsUrl: e.NATS_URL, prefix: e.STEERLINE_PREFIX, host: e.HOST, port: e.PORT, apiKeys };
+  const perSecond = e.STEERLINE_RATE_LIMIT ?? 0;
+  // Without an explicit burst, two seconds' worth: room for a page that fires a few calls at once.
+  const rateLimit = perSecond > 0 ? { perSecond, burst: e.STEERLINE_RATE_BURST ?? Math.max(1, Math.ceil(perSecond * 2)) } : undefined;
+  return {
+    natsUrl: e.NATS_URL,
+    prefix: e.STEERLINE_PREFIX,
+    host: e.HOST,
+    port: e.PORT,
+    apiKeys,
+    rateLimit,
+    sseHeartbeatMs: e.STEERLINE_SSE_HEARTBEAT_MS ?? 15_000,
+  };
 }

@@ -9,6 +9,8 @@ export interface PersistenceApp {
   /** Stops fetching and answering, lets work in flight finish, drains NATS and closes the database. */
   close(): Promise<void>;
   projector: ProjectorControl;
+  /** What it was started with: where its database and stream are. */
+  config: PersistenceConfig;
 }
 
 /**
@@ -25,6 +27,7 @@ export async function startPersistence(config: PersistenceConfig, opts: { logger
   let closing: Promise<void> | undefined;
   return {
     projector: app.get(Projector),
+    config,
     close: () => (closing ??= app.close()),
   };
 }

@@ -8,6 +8,12 @@ export interface PersistenceConfig {
   natsUrl: string;
   databaseUrl: string;
   prefix: string;
+  /**
+   * A fault to inject, for fault tests only. `exit_after_commit`: the projector
+   * kills its own process (SIGKILL) right after its first batch commits and
+   * before it acks, the window in which a crash must change nothing.
+   */
+  fault?: 'exit_after_commit';
 }
 
 // An empty variable counts as unset, so `DATABASE_URL= npm start` means "use the default".
@@ -38,6 +44,7 @@ const EnvSchema = z.object({
       .regex(/^[A-Za-z0-9_-]+$/, 'expected letters, digits, "_" or "-" (it becomes a subject token)')
       .default(DEFAULT_PREFIX),
   ),
+  STEERLINE_FAULT: z.preprocess(unsetIfEmpty, z.enum(['exit_after_commit']).optional()),
 });
 
 /** Reads and validates the configuration; throws an error naming every bad variable. */
@@ -47,7 +54,8 @@ export function loadPersistenceConfig(env: Record<string, string | undefined> = 
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`invalid persistence configuration: ${problems}`);
   }
-  return { natsUrl: parsed.data.NATS_URL, databaseUrl: parsed.data.DATABASE_URL, prefix: parsed.data.STEERLINE_PREFIX };
+  const { NATS_URL, DATABASE_URL, STEERLINE_PREFIX, STEERLINE_FAULT } = parsed.data;
+  return { natsUrl: NATS_URL, databaseUrl: DATABASE_URL, prefix: STEERLINE_PREFIX, ...(STEERLINE_FAULT && { fault: STEERLINE_FAULT }) };
 }
 
 /** The database a postgres URL names (its path without the leading slash). */

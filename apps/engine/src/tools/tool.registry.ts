@@ -1,9 +1,24 @@
 import { abortableDelay } from '../models/abortable-delay';
 import type { ToolSpec } from '../models/model.provider';
 
+/** Which call of which turn a tool runs for; remote tools pass it on to their service. */
+export interface ToolCallContext {
+  tenantId: string;
+  conversationId: string;
+  turnId: string;
+  step: number;
+  toolCallId: string;
+}
+
 export interface Tool {
   spec: ToolSpec;
-  run(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
+  run(args: Record<string, unknown>, signal: AbortSignal, call?: ToolCallContext): Promise<unknown>;
+}
+
+/** Tools that come and go while the engine runs (remote tools served over NATS). */
+export interface ToolSource {
+  list(): Tool[];
+  get(name: string): Tool | undefined;
 }
 
 /**
@@ -60,19 +75,27 @@ export const BUILTIN_TOOLS: Tool[] = [
   },
 ];
 
-/** The tools offered to models; `STEERLINE_BUILTIN_TOOLS` may name fewer. */
+/**
+ * The tools offered to models: the built-ins (`STEERLINE_BUILTIN_TOOLS` may name
+ * fewer) and whatever the remote source knows now. A built-in shadows a remote
+ * tool of the same name, so a service cannot take over `sleep` or `fail`.
+ */
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
 
-  constructor(tools: Tool[] = BUILTIN_TOOLS) {
+  constructor(
+    tools: Tool[] = BUILTIN_TOOLS,
+    private readonly remote?: ToolSource,
+  ) {
     for (const tool of tools) this.tools.set(tool.spec.name, tool);
   }
 
   specs(): ToolSpec[] {
-    return [...this.tools.values()].map((t) => t.spec);
+    const remote = (this.remote?.list() ?? []).filter((t) => !this.tools.has(t.spec.name));
+    return [...this.tools.values(), ...remote].map((t) => t.spec);
   }
 
   get(name: string): Tool | undefined {
-    return this.tools.get(name);
+    return this.tools.get(name) ?? this.remote?.get(name);
   }
 }

@@ -147,7 +147,7 @@ export class TurnRunner {
     let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error' | 'fatal'>;
     try {
       if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
-      result = { ok: true, output: await tool.run(args, this.abort.signal) };
+      result = { ok: true, output: await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId }) };
     } catch (err) {
       if (this.abort.signal.aborted) return;
       // An error the tool did not type is a crash of the tool: the turn cannot trust what it did.

@@ -47,12 +47,21 @@ export class ApiKeys {
   }
 
   tenantFor(authorization: string | undefined): string {
-    if (!this.byDigest) return OPEN_TENANT;
+    return this.identify(authorization).tenantId;
+  }
+
+  /**
+   * The tenant and a stable, non-secret id of the key (a digest prefix, for
+   * rate limiting per key); `keyId` is undefined when the API is open.
+   */
+  identify(authorization: string | undefined): { tenantId: string; keyId?: string } {
+    if (!this.byDigest) return { tenantId: OPEN_TENANT };
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
     if (!match) throw new SteerlineError('unauthorized', 'an Authorization: Bearer <API key> header is required');
-    const tenant = this.byDigest.get(digest(match[1]));
-    if (tenant === undefined) throw new SteerlineError('unauthorized', 'the API key is not valid');
-    return tenant;
+    const keyDigest = digest(match[1]);
+    const tenantId = this.byDigest.get(keyDigest);
+    if (tenantId === undefined) throw new SteerlineError('unauthorized', 'the API key is not valid');
+    return { tenantId, keyId: keyDigest.slice(0, 16) };
   }
 }
 

@@ -1,26 +1,48 @@
-import { createParamDecorator, Inject, Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { createParamDecorator, Inject, Injectable, Optional, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { SteerlineError } from '@steerline/contracts';
-import type { HttpRequest } from '../http/http.types';
+import { noteIds, type HttpRequest } from '../http/http.types';
+import { RateLimiter } from '../rate-limit/token-bucket';
 import { ApiKeys } from './api-keys';
 
 const PUBLIC_ROUTE = 'steerline:public';
 
-/** Marks a controller or route as needing no API key (health probes). */
+/** Marks a controller or route as needing no API key (health probes, metrics, docs). */
 export const Public = () => SetMetadata(PUBLIC_ROUTE, true);
 
-/** Resolves the caller's tenant from its API key; registered as the global guard. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+export function isPublicRoute(reflector: Reflector, handler: Function, controller: Function): boolean {
+  return reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, [handler, controller]) === true;
+}
+
+/**
+ * Resolves the caller's tenant from its API key and takes a token from the
+ * key's rate-limit bucket; registered as the global guard. Public routes are
+ * neither authenticated nor limited: probes must not be starved by traffic.
+ */
 @Injectable()
 export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     @Inject(ApiKeys) private readonly keys: ApiKeys,
+    @Optional() @Inject(RateLimiter) private readonly limiter?: RateLimiter,
   ) {}
 
   canActivate(ctx: ExecutionContext): boolean {
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, [ctx.getHandler(), ctx.getClass()])) return true;
     const req = ctx.switchToHttp().getRequest<HttpRequest>();
-    req.tenantId = this.keys.tenantFor(req.headers.authorization);
+    // Guards run once a route matched: the template and path ids are known here.
+    noteIds(req, {
+      route: typeof req.route?.path === 'string' ? req.route.path : undefined,
+      conversationId: req.params?.cid,
+      turnId: req.params?.tid,
+      steerId: req.params?.sid,
+    });
+    if (isPublicRoute(this.reflector, ctx.getHandler(), ctx.getClass())) return true;
+    const { tenantId, keyId } = this.keys.identify(req.headers.authorization);
+    req.tenantId = tenantId;
+    noteIds(req, { tenantId });
+    // An open API has no keys: its callers are told apart by address.
+    this.limiter?.take(keyId ? `key:${keyId}` : `addr:${req.socket.remoteAddress ?? 'unknown'}`);
     return true;
   }
 }

@@ -1,7 +1,9 @@
-import { Controller, Get, Inject, Param, Post, Query } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { z } from 'zod';
 import { parseBody, type ConversationView } from '@steerline/contracts';
 import { Tenant } from '../auth/auth.guard';
+import { ApiDoc } from '../docs/api-doc';
+import { noteIds, type HttpRequest } from '../http/http.types';
 import { JsonBody, UuidPipe } from '../http/params';
 import { EngineClient } from '../nats/engine.client';
 import { ReadModelsClient } from '../nats/read-models.client';
@@ -22,11 +24,27 @@ export class ConversationsController {
   ) {}
 
   @Post()
-  create(@Tenant() tenantId: string, @JsonBody(CreateConversationBody, { optional: true }) _body: object): Promise<{ id: string }> {
-    return this.engine.createConversation({ tenantId });
+  @ApiDoc({
+    summary: 'Create a conversation',
+    body: CreateConversationBody,
+    bodyOptional: true,
+    responses: { 201: { description: 'created', schema: { type: 'object', required: ['id'], properties: { id: { type: 'string', format: 'uuid' } } } }, 400: 'invalid_request', 503: 'unavailable: no engine answers' },
+  })
+  async create(@Tenant() tenantId: string, @JsonBody(CreateConversationBody, { optional: true }) _body: object, @Req() req: HttpRequest): Promise<{ id: string }> {
+    const created = await this.engine.createConversation({ tenantId });
+    noteIds(req, { conversationId: created.id });
+    return created;
   }
 
   @Get(':cid')
+  @ApiDoc({
+    summary: 'The conversation as the model saw it: turns, messages (the model context, in order) and every steer with its status',
+    query: {
+      afterMessage: { description: 'skip this many messages (paging)', schema: { type: 'integer', minimum: 0 } },
+      limit: { description: 'at most this many messages', schema: { type: 'integer', minimum: 1 } },
+    },
+    responses: { 200: { description: 'ConversationView {id, createdAt, turns, messages, steers}', schema: { type: 'object' } }, 400: 'invalid_request', 404: 'not_found (also for another tenant’s conversation)', 503: 'unavailable' },
+  })
   read(@Tenant() tenantId: string, @Param('cid', UuidPipe) conversationId: string, @Query() query: unknown): Promise<ConversationView> {
     const page = parseBody(TranscriptPage, query);
     return this.reads.conversation({ tenantId, conversationId, ...page });

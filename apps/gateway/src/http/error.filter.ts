@@ -1,6 +1,6 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { BODY_MAX_BYTES, HTTP_STATUS, SteerlineError, type ErrorBody } from '@steerline/contracts';
-import type { HttpResponse } from './http.types';
+import { noteIds, type HttpRequest, type HttpResponse } from './http.types';
 
 /**
  * The one place an error becomes an HTTP answer: `{error: {code, message, …}}`
@@ -20,7 +20,10 @@ export class ErrorFilter implements ExceptionFilter {
       res.destroy();
       return;
     }
+    const { steerId, turnId } = body;
+    noteIds(host.switchToHttp().getRequest<HttpRequest>(), { steerId: steerId as string, turnId: turnId as string });
     if (body.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="steerline"');
+    if (body.code === 'rate_limited' && typeof body.retryAfterSeconds === 'number') res.setHeader('Retry-After', String(body.retryAfterSeconds));
     res.status(HTTP_STATUS[body.code]).json({ error: body });
   }
 }

@@ -11,6 +11,25 @@ export interface HttpRequest extends IncomingMessage {
   is(types: string[]): string | false | null;
   /** Set by the auth guard on every route that is not public. */
   tenantId?: string;
+  /** Set by Express once a route matched; its `path` is the template (`/v1/turns/:tid`). */
+  route?: { path?: unknown };
+  /** Ids for the request's log line and metrics, filled in along the way (see `noteIds`). */
+  observed?: ObservedRequest;
+}
+
+export interface ObservedRequest {
+  requestId: string;
+  route?: string;
+  tenantId?: string;
+  conversationId?: string;
+  turnId?: string;
+  steerId?: string;
+}
+
+/** Adds ids to the request's log line; unset values are ignored. */
+export function noteIds(req: HttpRequest, ids: Partial<Omit<ObservedRequest, 'requestId'>>): void {
+  if (!req.observed) return;
+  for (const [key, value] of Object.entries(ids)) if (typeof value === 'string' && value) (req.observed as unknown as Record<string, string>)[key] = value;
 }
 
 export interface HttpResponse extends ServerResponse {

@@ -36,6 +36,7 @@ export interface SettleWait {
 export class ReceiptWaiter implements OnModuleInit, OnModuleDestroy {
   private readonly log = new Logger(ReceiptWaiter.name);
   private readonly waiters = new Map<string, Set<Registration>>();
+  private readonly observers: Array<(msg: Msg) => void> = [];
   private sub?: Subscription;
   private closed = false;
 
@@ -72,6 +73,11 @@ export class ReceiptWaiter implements OnModuleInit, OnModuleDestroy {
     return registration;
   }
 
+  /** Also hands every event message to `observer` (metrics), so the log is listened to once. */
+  observe(observer: (msg: Msg) => void): void {
+    this.observers.push(observer);
+  }
+
   /** How many registrations are open; a leak shows here. */
   get pending(): number {
     let n = 0;
@@ -80,6 +86,7 @@ export class ReceiptWaiter implements OnModuleInit, OnModuleDestroy {
   }
 
   private route(msg: Msg): void {
+    for (const observe of this.observers) observe(msg);
     const type = msg.headers?.get(EVENT_TYPE_HEADER, Match.IgnoreCase);
     if (!type || !SETTLEMENTS.has(type)) return;
     const steerId = msg.headers?.get(STEER_ID_HEADER, Match.IgnoreCase).toLowerCase();

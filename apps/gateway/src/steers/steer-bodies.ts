@@ -1,10 +1,13 @@
 import { z } from 'zod';
-import { normalizeSteerText } from '@steerline/contracts';
+import { normalizeSteerText, STEER_TEXT_MAX } from '@steerline/contracts';
 import { bodyUuid } from '../http/params';
 
 // Trimmed and checked by the contract's own rule (DESIGN §2.12), so the client
 // hears about an empty or oversized text before any engine is asked.
-const text = z.unknown().transform((value) => normalizeSteerText(value));
+const text = z
+  .unknown()
+  .transform((value) => normalizeSteerText(value))
+  .meta({ type: 'string', minLength: 1, maxLength: STEER_TEXT_MAX, description: 'trimmed; 1–4000 characters after trimming; no control characters but tab and line breaks' });
 
 export const TurnSteerBody = z.object({ text, steerId: bodyUuid().optional() }).strict();
 export type TurnSteerBody = z.infer<typeof TurnSteerBody>;

@@ -1,5 +1,6 @@
 import { Controller, Delete, Get, Headers, Inject, Param, Post, Res } from '@nestjs/common';
-import type { Receipt } from '@steerline/contracts';
+import { ReceiptSchema, WAIT_MAX_SECONDS, type Receipt } from '@steerline/contracts';
+import { ApiDoc, type RouteDoc } from '../docs/api-doc';
 import { Tenant } from '../auth/auth.guard';
 import { clientGone, type HttpResponse } from '../http/http.types';
 import { JsonBody, UuidPipe } from '../http/params';
@@ -8,12 +9,24 @@ import { answerReceipt } from './receipts';
 import { ConversationSteerBody, TurnSteerBody } from './steer-bodies';
 import { SteersService } from './steers.service';
 
+const PREFER = { Prefer: { description: `RFC 7240 wait=<seconds> (at most ${WAIT_MAX_SECONDS}): wait for the steer's settlement` } };
+const RECEIPT_ANSWERS: RouteDoc['responses'] = {
+  200: { description: 'delivered (within the wait)', schema: ReceiptSchema },
+  202: { description: 'queued: accepted, not yet delivered', schema: ReceiptSchema },
+  400: 'invalid_request (empty, whitespace-only, over-long text or control characters; bad ids; unknown fields)',
+  404: 'not_found: another tenant’s turn or conversation',
+  409: 'steer_dropped {reason, steerId, turnId, position, text} within the wait; turn_not_running; turn_moved_on',
+  429: 'queue_full; rate_limited (Retry-After)',
+  503: 'unavailable {steerId}: no answer in time; resubmitting the same steerId is idempotent',
+};
+
 /** DESIGN §5: steer a turn or a conversation, read a steer's receipt, withdraw it. */
 @Controller('v1')
 export class SteersController {
   constructor(@Inject(SteersService) private readonly steers: SteersService) {}
 
   @Post('turns/:tid/steers')
+  @ApiDoc({ summary: 'Steer a running turn', body: TurnSteerBody, headers: PREFER, responses: RECEIPT_ANSWERS })
   async steerTurn(
     @Tenant() tenantId: string,
     @Param('tid', UuidPipe) turnId: string,
@@ -26,6 +39,12 @@ export class SteersController {
   }
 
   @Post('conversations/:cid/steers')
+  @ApiDoc({
+    summary: 'Steer the running turn of a conversation (refused with turn_moved_on when it is not expectedTurnId)',
+    body: ConversationSteerBody,
+    headers: PREFER,
+    responses: RECEIPT_ANSWERS,
+  })
   async steerConversation(
     @Tenant() tenantId: string,
     @Param('cid', UuidPipe) conversationId: string,
@@ -39,6 +58,11 @@ export class SteersController {
   }
 
   @Get('turns/:tid/steers/:sid')
+  @ApiDoc({
+    summary: 'A steer’s receipt; with Prefer: wait, once it is settled',
+    headers: PREFER,
+    responses: { 200: RECEIPT_ANSWERS[200], 202: RECEIPT_ANSWERS[202], 400: 'invalid_request', 404: 'not_found', 409: 'steer_dropped {reason, text, …}', 503: 'unavailable' },
+  })
   async readSteer(
     @Tenant() tenantId: string,
     @Param('tid', UuidPipe) turnId: string,
@@ -53,6 +77,10 @@ export class SteersController {
 
   /** A withdraw's answer is the dropped receipt itself, so it is a 200, not `steer_dropped`. */
   @Delete('turns/:tid/steers/:sid')
+  @ApiDoc({
+    summary: 'Withdraw a queued steer',
+    responses: { 200: { description: 'the dropped receipt (reason withdrawn) with its text', schema: ReceiptSchema }, 400: 'invalid_request', 404: 'not_found', 409: 'already_delivered; turn_not_running', 503: 'unavailable' },
+  })
   async withdraw(
     @Tenant() tenantId: string,
     @Param('tid', UuidPipe) turnId: string,

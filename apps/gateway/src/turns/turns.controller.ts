@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import type { TurnView } from '@steerline/contracts';
 import { Tenant } from '../auth/auth.guard';
+import { ApiDoc } from '../docs/api-doc';
 import { JsonBody, UuidPipe } from '../http/params';
 import { EngineClient } from '../nats/engine.client';
 import { ReadModelsClient } from '../nats/read-models.client';
@@ -17,6 +18,17 @@ export class TurnsController {
   /** 202: the turn runs on after the answer; its progress is read from the log. */
   @Post('conversations/:cid/turns')
   @HttpCode(202)
+  @ApiDoc({
+    summary: 'Start a turn; it runs on after the answer',
+    body: StartTurnBody,
+    responses: {
+      202: { description: 'started', schema: { type: 'object', required: ['turnId'], properties: { turnId: { type: 'string', format: 'uuid' } } } },
+      400: 'invalid_request (bad body, unknown or unconfigured model provider)',
+      404: 'not_found: no such conversation for this tenant',
+      409: 'turn_already_running',
+      503: 'unavailable: no engine answers',
+    },
+  })
   startTurn(
     @Tenant() tenantId: string,
     @Param('cid', UuidPipe) conversationId: string,
@@ -26,6 +38,10 @@ export class TurnsController {
   }
 
   @Get('turns/:tid')
+  @ApiDoc({
+    summary: 'A turn: status, steps, steer counts (may lag the log by the projector’s delay)',
+    responses: { 200: { description: 'TurnView {id, conversationId, status, steps, steers: {queued, delivered, dropped}, …}', schema: { type: 'object' } }, 400: 'invalid_request', 404: 'not_found', 503: 'unavailable' },
+  })
   readTurn(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string): Promise<TurnView> {
     return this.reads.turn(tenantId, turnId);
   }
@@ -33,6 +49,12 @@ export class TurnsController {
   /** 202: the engine settles the queued steers and ends the turn after answering. */
   @Post('turns/:tid/cancel')
   @HttpCode(202)
+  @ApiDoc({
+    summary: 'Cancel a running turn; its queued steers are dropped (turn_cancelled) before TurnCancelled',
+    body: CancelTurnBody,
+    bodyOptional: true,
+    responses: { 202: { description: 'accepted', schema: { type: 'object', properties: { accepted: { const: true } } } }, 400: 'invalid_request', 404: 'not_found: another tenant’s turn', 409: 'turn_not_running', 503: 'unavailable' },
+  })
   cancel(
     @Tenant() tenantId: string,
     @Param('tid', UuidPipe) turnId: string,

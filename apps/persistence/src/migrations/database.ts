@@ -2,10 +2,15 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { databaseName } from '../config';
 import { READ_MODEL_ENTITIES } from '../read-models/entities';
+import { ensureActiveGeneration } from '../read-models/generations';
+import { quoteIdentifier } from '../read-models/schema';
 import { InitialSchema1767225600000 } from './1767225600000-initial-schema';
+import { ReadModelGenerations1767312000000 } from './1767312000000-read-model-generations';
+
+export { quoteIdentifier };
 
 /** Every migration, oldest first; a new one is appended here. */
-export const MIGRATIONS = [InitialSchema1767225600000];
+export const MIGRATIONS = [InitialSchema1767225600000, ReadModelGenerations1767312000000];
 
 const INVALID_CATALOG_NAME = '3D000';
 const DUPLICATE_DATABASE = '42P04';
@@ -40,13 +45,13 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
-/** Opens the read-model database and brings its schema up to date. */
-export async function openReadModels(databaseUrl: string): Promise<DataSource> {
+/** Opens the read-model database, brings its schema up to date and makes sure a read-model generation is active. */
+export async function openReadModels(databaseUrl: string, applicationName = 'steerline-persistence'): Promise<DataSource> {
   await ensureDatabase(databaseUrl);
   const dataSource = new DataSource({
     type: 'postgres',
     url: databaseUrl,
-    applicationName: 'steerline-persistence',
+    applicationName,
     entities: READ_MODEL_ENTITIES,
     migrations: MIGRATIONS,
     migrationsRun: true,
@@ -59,15 +64,15 @@ export async function openReadModels(databaseUrl: string): Promise<DataSource> {
   try {
     await lock.query('SELECT pg_advisory_lock(hashtext($1))', [MIGRATION_LOCK]);
     await dataSource.initialize();
+    await ensureActiveGeneration(dataSource);
+  } catch (err) {
+    if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
+    throw err;
   } finally {
     // Ending the session releases the advisory lock.
     await lock.end();
   }
   return dataSource;
-}
-
-export function quoteIdentifier(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }
 
 function pgCode(err: unknown): string | undefined {

@@ -1,13 +1,17 @@
+import type { JsMsg } from '@nats-io/jetstream';
 import type { EntityManager } from 'typeorm';
 import { decodeEvent, parseEventSubject, type SteerlineEvent } from '@steerline/contracts';
+import type { StallRow } from '../read-models/rows';
 import { applyEvent, type ApplyOutcome } from '../read-models/working-set';
-import { loadWorkingSet, lockCheckpoint, saveWorkingSet, writeCheckpoint } from '../read-models/store';
+import { loadWorkingSet, lockCheckpoint, saveWorkingSet } from '../read-models/store';
 import type { DeadLetters, RejectedMessage } from './dead-letters';
 
 /** A message as fetched from the stream, before decoding. */
 export interface LogMessage {
   streamSeq: number;
   subject: string;
+  /** When the stream stored it (ISO 8601). */
+  loggedAt: string;
   data: Uint8Array;
 }
 
@@ -18,7 +22,10 @@ export interface BatchOutcome {
   redelivered: number;
   applied: number;
   duplicates: number;
+  /** Dead-lettered: undecodable, orphaned, or parked behind a stall. */
   rejected: number;
+  /** Conversations this batch stalled. */
+  stalls: StallRow[];
 }
 
 /** A fetched batch, decoded outside the transaction so the transaction holds its locks only for I/O. */
@@ -26,6 +33,10 @@ export interface DecodedBatch {
   messages: LogMessage[];
   /** One entry per message, in the same order. */
   decoded: ({ event: SteerlineEvent } | RejectedMessage)[];
+}
+
+export function toLogMessage(m: JsMsg): LogMessage {
+  return { streamSeq: m.seq, subject: m.subject, loggedAt: m.timestamp, data: m.data };
 }
 
 export function decodeBatch(messages: LogMessage[]): DecodedBatch {
@@ -52,20 +63,25 @@ export async function projectBatch(db: EntityManager, checkpointName: string, ba
   events.sort((a, b) => a.message.streamSeq - b.message.streamSeq);
 
   const ws = await loadWorkingSet(db, events.map((d) => d.event));
-  const counts: Record<ApplyOutcome, number> = { applied: 0, duplicate: 0, orphan: 0 };
+  const counts: Record<ApplyOutcome, number> = { applied: 0, duplicate: 0, orphan: 0, gap: 0, stalled: 0 };
+  const stalls: StallRow[] = [];
   for (const { message, event } of events) {
     const outcome = applyEvent(ws, event);
     counts[outcome] += 1;
     if (outcome === 'orphan') {
-      rejected.push({ ...message, reason: 'orphan', message: `${event.type} ${event.id} names a turn, steer or conversation the read models do not hold for it` });
+      rejected.push({ ...message, reason: 'orphan', message: `${event.type} ${event.id} names a turn, steer or conversation of someone else` });
+    } else if (outcome === 'gap') {
+      const stall = ws.stalled.get(event.conversationId)!;
+      stalls.push(stall);
+      rejected.push({ ...message, reason: 'seq_gap', message: `${event.type} ${event.id} of turn ${event.turnId} has seq ${stall.foundSeq}; expected ${stall.expectedSeq}` });
+    } else if (outcome === 'stalled') {
+      rejected.push({ ...message, reason: 'conversation_stalled', message: `${event.type} ${event.id} parked: conversation ${event.conversationId} is stalled` });
     }
   }
-  await saveWorkingSet(db, ws);
-  await deadLetters.record(db, rejected);
-
   const checkpoint = Math.max(stored, ...batch.messages.map((m) => m.streamSeq));
-  if (checkpoint > stored) await writeCheckpoint(db, checkpointName, checkpoint);
-  return { checkpoint, redelivered, applied: counts.applied, duplicates: counts.duplicate, rejected: rejected.length };
+  await saveWorkingSet(db, ws, checkpoint > stored ? { name: checkpointName, streamSeq: checkpoint } : undefined);
+  await deadLetters.record(db, rejected);
+  return { checkpoint, redelivered, applied: counts.applied, duplicates: counts.duplicate, rejected: rejected.length, stalls };
 }
 
 /** Decodes one message and checks it was appended where its envelope says it belongs. */

@@ -11,9 +11,15 @@ export class LeaderLock {
   private client?: Client;
   private lost = false;
 
+  /**
+   * `listen`: the holder's session also LISTENs on this channel. It is the one
+   * connection the projector keeps open and idle, so it is where a rebuild's
+   * "generation switched" notification arrives.
+   */
   constructor(
     private readonly databaseUrl: string,
     private readonly key: string,
+    private readonly listen?: { channel: string; onNotify: (payload: string | undefined) => void },
   ) {}
 
   get held(): boolean {
@@ -35,8 +41,16 @@ export class LeaderLock {
     let ok = false;
     try {
       const result = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [this.key]);
+      if (result.rows[0]?.ok === true && this.listen) {
+        const { channel, onNotify } = this.listen;
+        client.on('notification', (n) => {
+          if (n.channel === channel && this.client === client) onNotify(n.payload);
+        });
+        await client.query(`LISTEN ${quoteChannel(channel)}`);
+      }
       ok = result.rows[0]?.ok === true;
     } finally {
+      // Ending the session also releases a lock taken before a failed LISTEN.
       if (!ok) await client.end().catch(() => undefined);
     }
     if (!ok) return false;
@@ -50,4 +64,8 @@ export class LeaderLock {
     this.client = undefined;
     await client?.end().catch(() => undefined);
   }
+}
+
+function quoteChannel(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
 }

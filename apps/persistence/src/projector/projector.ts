@@ -6,10 +6,11 @@ import { DataSource } from 'typeorm';
 import { ensureStream, subjects, type Subjects } from '@steerline/contracts';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
-import { readCheckpoint } from '../read-models/store';
-import { decodeBatch, projectBatch, type DecodedBatch } from './batch';
+import { GENERATION_CHANNEL, lockGeneration, type Generation } from '../read-models/generations';
+import { activeCheckpoint } from '../read-models/store';
+import { decodeBatch, projectBatch, toLogMessage, type BatchOutcome, type DecodedBatch } from './batch';
 import { alignConsumer } from './consumer';
-import { LoggedDeadLetters, type DeadLetters } from './dead-letters';
+import { TableDeadLetters, type DeadLetters } from './dead-letters';
 import { LeaderLock } from './leader-lock';
 import { CheckpointWaiters } from './waiters';
 
@@ -31,9 +32,17 @@ export interface ProjectorControl {
   stop(): Promise<void>;
   /** Resolves once this instance has committed the read models up to stream sequence `seq`. */
   waitForSeq(seq: number, timeoutMs?: number): Promise<void>;
-  /** The stream's last sequence minus the stored checkpoint. */
+  /** The stream's last sequence minus the active generation's checkpoint. */
   lag(): Promise<number>;
   readonly checkpoint: number;
+}
+
+/** The batch was fetched for one generation and a rebuild has since made another one active. */
+class GenerationSwitched extends Error {
+  constructor(readonly from: number, readonly to: number) {
+    super(`read-model generation switched from ${from} to ${to}`);
+    this.name = 'GenerationSwitched';
+  }
 }
 
 /** The loop: fetch a batch, apply it in one transaction with its checkpoint, ack. */
@@ -42,7 +51,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   private readonly logger = new Logger(Projector.name);
   private readonly s: Subjects;
   private readonly lock: LeaderLock;
-  private readonly deadLetters: DeadLetters = new LoggedDeadLetters();
+  private readonly deadLetters: DeadLetters = new TableDeadLetters();
   private readonly waiters = new CheckpointWaiters();
   private readonly js: JetStreamClient;
   private jsm?: JetStreamManager;
@@ -50,14 +59,20 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   private loop?: Promise<void>;
   private fetching?: ConsumerMessages;
   private stopping = new AbortController();
+  /** The generation the consumer was aligned for; batches commit only into it. */
+  private generation?: Generation;
+  private switched = false;
 
   constructor(
-    @Inject(PERSISTENCE_CONFIG) config: PersistenceConfig,
+    @Inject(PERSISTENCE_CONFIG) private readonly config: PersistenceConfig,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     private readonly dataSource: DataSource,
   ) {
     this.s = subjects(config.prefix);
-    this.lock = new LeaderLock(config.databaseUrl, `steerline-projector:${this.s.projectorConsumer}`);
+    this.lock = new LeaderLock(config.databaseUrl, `steerline-projector:${this.s.projectorConsumer}`, {
+      channel: GENERATION_CHANNEL,
+      onNotify: () => this.followSwitch(),
+    });
     this.js = jetstream(nc);
   }
 
@@ -77,7 +92,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
 
   async start(): Promise<void> {
     if (this.running) return;
-    this.waiters.advance(await readCheckpoint(this.dataSource.manager, this.s.projectorConsumer));
+    this.waiters.advance((await activeCheckpoint(this.dataSource, this.s.projectorConsumer)).checkpoint);
     this.running = true;
     this.stopping = new AbortController();
     this.loop = this.run().catch((err: unknown) => this.logger.fatal({ msg: 'projector loop ended', error: describe(err) }));
@@ -98,9 +113,9 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   async lag(): Promise<number> {
     const [info, stored] = await Promise.all([
       (await this.manager()).streams.info(this.s.stream),
-      readCheckpoint(this.dataSource.manager, this.s.projectorConsumer),
+      activeCheckpoint(this.dataSource, this.s.projectorConsumer),
     ]);
-    return Math.max(0, info.state.last_seq - stored);
+    return Math.max(0, info.state.last_seq - stored.checkpoint);
   }
 
   private async run(): Promise<void> {
@@ -117,6 +132,10 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
         await this.follow();
       } catch (err) {
         if (!this.running) break;
+        if (err instanceof GenerationSwitched) {
+          this.logger.log({ msg: 'a rebuild switched the read models; following the new generation', from: err.from, to: err.to });
+          continue;
+        }
         this.logger.error({ msg: 'projection failed; realigning and retrying', error: describe(err) });
         await sleep(RETRY_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
       }
@@ -127,23 +146,25 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   /** Applies batches for as long as this instance is the writer. */
   private async follow(): Promise<void> {
     const jsm = await this.manager();
-    const stored = await readCheckpoint(this.dataSource.manager, this.s.projectorConsumer);
+    this.switched = false;
+    const { generation, checkpoint: stored } = await activeCheckpoint(this.dataSource, this.s.projectorConsumer);
+    this.generation = generation;
     this.waiters.advance(stored);
     const stream = await jsm.streams.info(this.s.stream);
     if (stream.state.last_seq < stored) {
-      // The read models were built from another log (the stream was recreated). Rebuilding
-      // means dropping them, which is the operator's call; new events would be skipped.
-      this.logger.error({ msg: 'checkpoint is ahead of the stream; drop the database to rebuild it', checkpoint: stored, lastSeq: stream.state.last_seq });
+      // The read models were built from another log (the stream was recreated). Replacing
+      // them is the operator's call (`npm run rebuild`); until then new events are skipped.
+      this.logger.error({ msg: 'checkpoint is ahead of the stream; run `npm run rebuild` to rebuild the read models from this log', checkpoint: stored, lastSeq: stream.state.last_seq });
     }
     const info = await alignConsumer(jsm, this.s, stored);
-    this.logger.log({ msg: 'projecting', consumer: this.s.projectorConsumer, checkpoint: stored, pending: info.num_pending });
+    this.logger.log({ msg: 'projecting', consumer: this.s.projectorConsumer, generation: generation.id, checkpoint: stored, pending: info.num_pending });
     const consumer = await this.js.consumers.get(this.s.stream, this.s.projectorConsumer);
     const nothing: Promise<Fetched> = Promise.resolve({ msgs: [], batch: decodeBatch([]) });
     let next = prefetch(this.fetch(consumer, info.num_pending));
     try {
       for (;;) {
         const fetched = await next;
-        const more = this.running && this.lock.held;
+        const more = this.running && this.lock.held && !this.switched;
         // Fetch and decode the next batch while this one commits: one waits on NATS and
         // the CPU, the other on PostgreSQL. At most one fetch is in flight.
         next = more ? prefetch(this.fetch(consumer, fetched.msgs.length ? fetched.msgs[fetched.msgs.length - 1].info.pending : 0)) : nothing;
@@ -165,24 +186,51 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
       pending > 0 ? { max_messages: Math.min(pending, BATCH_MAX), expires: FETCH_EXPIRES_MS } : { max_messages: 1, expires: IDLE_EXPIRES_MS },
     );
     this.fetching = messages;
-    if (!this.running) messages.stop();
+    if (!this.running || this.switched) messages.stop();
     const msgs: JsMsg[] = [];
     try {
       for await (const m of messages) msgs.push(m);
     } finally {
       this.fetching = undefined;
     }
-    return { msgs, batch: decodeBatch(msgs.map((m) => ({ streamSeq: m.seq, subject: m.subject, data: m.data }))) };
+    return { msgs, batch: decodeBatch(msgs.map(toLogMessage)) };
   }
 
   private async commit({ msgs, batch }: Fetched): Promise<void> {
-    const outcome = await this.dataSource.transaction((db) => projectBatch(db, this.s.projectorConsumer, batch, this.deadLetters));
+    const expected = this.generation!;
+    const outcome = await this.dataSource.transaction(async (db) => {
+      // Held until commit: a rebuild cannot switch generations under this batch.
+      const active = await lockGeneration(db, expected);
+      if (active !== expected.id) throw new GenerationSwitched(expected.id, active);
+      return projectBatch(db, this.s.projectorConsumer, batch, this.deadLetters);
+    });
+    if (this.config.fault === 'exit_after_commit') process.kill(process.pid, 'SIGKILL');
     // After the commit: a crash before this ack only causes a redelivery, which the checkpoint skips.
     msgs[msgs.length - 1].ack();
+    this.report(outcome);
+    this.waiters.advance(outcome.checkpoint);
+  }
+
+  private report(outcome: BatchOutcome): void {
     if (outcome.duplicates > 0) {
       this.logger.warn({ msg: 'events already applied were appended again; skipped', count: outcome.duplicates, checkpoint: outcome.checkpoint });
     }
-    this.waiters.advance(outcome.checkpoint);
+    for (const stall of outcome.stalls) {
+      this.logger.error({
+        msg: 'conversation stalled: an event of one of its turns is missing; its later events are parked until a rebuild',
+        conversationId: stall.conversationId,
+        turnId: stall.turnId,
+        eventId: stall.eventId,
+        expectedSeq: stall.expectedSeq,
+        foundSeq: stall.foundSeq,
+      });
+    }
+  }
+
+  /** A rebuild activated another generation: finish the batch in flight, then start over from its checkpoint. */
+  private followSwitch(): void {
+    this.switched = true;
+    this.fetching?.stop();
   }
 
   private async manager(): Promise<JetStreamManager> {

@@ -6,11 +6,17 @@ import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
 import { ReadQueries } from './read-queries';
 
+/** The `qry.health` answer. Null fields: that part did not answer. */
 export interface HealthView {
   database: boolean;
+  /** The active read-model generation (it changes when `npm run rebuild` switches). */
+  generation: number | null;
   checkpoint: number | null;
   lastSeq: number | null;
+  /** The stream's last sequence minus the checkpoint: how far the read models trail the log. */
   lag: number | null;
+  deadLetters: number | null;
+  stalledConversations: number | null;
 }
 
 /** Answers the `qry.*` subjects in the persistence queue group (DESIGN §4). */
@@ -50,18 +56,21 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
 
   async health(): Promise<HealthView> {
     const s = subjects(this.config.prefix);
-    const [checkpoint, lastSeq] = await Promise.all([
-      this.queries.checkpoint(s.projectorConsumer),
-      jetstreamManager(this.nc)
-        .then((jsm) => jsm.streams.info(s.stream))
-        .then((info) => info.state.last_seq)
-        .catch(() => null),
-    ]);
+    // The checkpoint is read first: a stream sequence read after it can only be larger, so lag is never negative.
+    const stats = await this.queries.stats(s.projectorConsumer);
+    const lastSeq = await jetstreamManager(this.nc)
+      .then((jsm) => jsm.streams.info(s.stream))
+      .then((info) => info.state.last_seq)
+      .catch(() => null);
+    const checkpoint = stats?.checkpoint ?? null;
     return {
-      database: checkpoint !== null,
+      database: stats !== null,
+      generation: stats?.generation ?? null,
       checkpoint,
       lastSeq,
       lag: checkpoint !== null && lastSeq !== null ? Math.max(0, lastSeq - checkpoint) : null,
+      deadLetters: stats?.deadLetters ?? null,
+      stalledConversations: stats?.stalledConversations ?? null,
     };
   }
 

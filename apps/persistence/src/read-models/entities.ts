@@ -2,8 +2,10 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { Boundary, DropReason, ModelSpec, SteerStatus, ToolCall, TurnLimits, TurnStatus } from '@steerline/contracts';
 
 /*
- * TypeORM mappings of the read-model tables. The schema itself is owned by the
- * migrations (synchronize is off); these only describe it for reads.
+ * TypeORM mappings of the read-model tables, for the queries. The tables are
+ * created by `generationDdl` (synchronize is off) in one schema per
+ * generation; the names here carry no schema and resolve through the
+ * transaction's search_path (see `activeGeneration`).
  */
 
 @Entity({ name: 'conversations' })
@@ -65,11 +67,4 @@ export class SteerEntity {
   @Column('timestamptz', { name: 'settled_at', nullable: true }) settledAt!: Date | null;
 }
 
-@Entity({ name: 'checkpoints' })
-export class CheckpointEntity {
-  @PrimaryColumn('text') name!: string;
-  /** bigint: pg hands it back as a string; stream sequences fit a JS number. */
-  @Column('bigint', { name: 'stream_seq' }) streamSeq!: string;
-}
-
-export const READ_MODEL_ENTITIES = [ConversationEntity, TurnEntity, MessageEntity, SteerEntity, CheckpointEntity];
+export const READ_MODEL_ENTITIES = [ConversationEntity, TurnEntity, MessageEntity, SteerEntity];

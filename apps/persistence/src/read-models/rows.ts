@@ -60,3 +60,14 @@ export interface MessageRow {
   toolCallId: string | null;
   toolCalls: ToolCall[] | null;
 }
+
+/** Why a conversation stopped advancing: the event whose turn seq skipped one. */
+export interface StallRow {
+  conversationId: string;
+  tenantId: string;
+  turnId: string;
+  eventId: string;
+  expectedSeq: number;
+  foundSeq: number;
+  eventAt: string;
+}

@@ -1,39 +1,132 @@
-import { In, type EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { SteerlineEvent } from '@steerline/contracts';
-import { CheckpointEntity, ConversationEntity, SteerEntity, TurnEntity } from './entities';
-import type { ConversationRow, SteerRow, TurnRow } from './rows';
+import { activeGeneration, type Generation } from './generations';
+import type { ConversationRow, MessageRow, StallRow, SteerRow, TurnRow } from './rows';
 import { rowKeys, workingSet, type WorkingSet } from './working-set';
 
-/** Loads every row the events may touch: three queries per batch, whatever its size. */
+/*
+ * The projector's reads and writes of one batch. A batch costs one statement
+ * to load every row its events touch and one to write back everything that
+ * changed, whether it holds one event or five hundred: round trips, not rows,
+ * are what a batch mostly pays for.
+ */
+
+export type Columns = readonly (readonly [name: string, pgType: string])[];
+
+interface Table<R> {
+  name: string;
+  columns: Columns;
+  onConflict: string;
+  values(row: R): unknown[];
+}
+
+const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
+
+const CONVERSATIONS: Table<ConversationRow> = {
+  name: 'conversations',
+  columns: [['id', 'uuid'], ['tenant_id', 'text'], ['created_at', 'timestamptz'], ['message_count', 'int']],
+  onConflict: 'ON CONFLICT (id) DO UPDATE SET message_count = EXCLUDED.message_count',
+  values: (c) => [c.id, c.tenantId, c.createdAt, c.messageCount],
+};
+const TURNS: Table<TurnRow> = {
+  name: 'turns',
+  columns: [
+    ['id', 'uuid'], ['conversation_id', 'uuid'], ['tenant_id', 'text'], ['status', 'text'], ['steps', 'int'], ['prompt', 'text'],
+    ['model', 'jsonb'], ['limits', 'jsonb'], ['text', 'text'], ['error', 'jsonb'], ['cancel_reason', 'text'], ['queued', 'int'],
+    ['delivered', 'int'], ['dropped', 'int'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['last_event_seq', 'int'],
+  ],
+  onConflict: updateOnConflict('id', ['status', 'steps', 'text', 'error', 'cancel_reason', 'queued', 'delivered', 'dropped', 'ended_at', 'last_event_seq']),
+  values: (t) => [
+    t.id, t.conversationId, t.tenantId, t.status, t.steps, t.prompt, json(t.model), json(t.limits), t.text, json(t.error),
+    t.cancelReason, t.queued, t.delivered, t.dropped, t.startedAt, t.endedAt, t.lastEventSeq,
+  ],
+};
+const STEERS: Table<SteerRow> = {
+  name: 'steers',
+  columns: [
+    ['id', 'uuid'], ['turn_id', 'uuid'], ['conversation_id', 'uuid'], ['tenant_id', 'text'], ['text', 'text'], ['position', 'int'],
+    ['status', 'text'], ['reason', 'text'], ['step', 'int'], ['boundary', 'text'], ['request_step', 'int'], ['queued_at', 'timestamptz'],
+    ['settled_at', 'timestamptz'],
+  ],
+  onConflict: updateOnConflict('id', ['status', 'reason', 'step', 'boundary', 'request_step', 'settled_at']),
+  values: (s) => [s.id, s.turnId, s.conversationId, s.tenantId, s.text, s.position, s.status, s.reason, s.step, s.boundary, s.requestStep, s.queuedAt, s.settledAt],
+};
+const MESSAGES: Table<MessageRow> = {
+  name: 'messages',
+  columns: [
+    ['conversation_id', 'uuid'], ['ordinal', 'int'], ['role', 'text'], ['content', 'text'], ['turn_id', 'uuid'], ['step', 'int'],
+    ['steer_id', 'uuid'], ['tool_call_id', 'text'], ['tool_calls', 'jsonb'],
+  ],
+  // A message row, once written, is never rewritten.
+  onConflict: 'ON CONFLICT (conversation_id, ordinal) DO NOTHING',
+  values: (m) => [m.conversationId, m.ordinal, m.role, m.content, m.turnId, m.step, m.steerId, m.toolCallId, json(m.toolCalls)],
+};
+const STALLS: Table<StallRow> = {
+  name: 'stalled_conversations',
+  columns: [['conversation_id', 'uuid'], ['tenant_id', 'text'], ['turn_id', 'uuid'], ['event_id', 'uuid'], ['expected_seq', 'int'], ['found_seq', 'int'], ['event_at', 'timestamptz']],
+  onConflict: 'ON CONFLICT (conversation_id) DO NOTHING',
+  values: (r) => [r.conversationId, r.tenantId, r.turnId, r.eventId, r.expectedSeq, r.foundSeq, r.eventAt],
+};
+
+// Written with the batch's rows, so the checkpoint can never pass a batch that did not commit.
+const CHECKPOINTS: Table<{ name: string; streamSeq: number }> = {
+  name: 'checkpoints',
+  columns: [['name', 'text'], ['stream_seq', 'bigint']],
+  onConflict: 'ON CONFLICT (name) DO UPDATE SET stream_seq = EXCLUDED.stream_seq',
+  values: (c) => [c.name, c.streamSeq],
+};
+
+const LOAD_SQL = `SELECT
+  (SELECT coalesce(json_agg(c), '[]') FROM conversations c WHERE c.id = ANY($1::uuid[])) AS conversations,
+  (SELECT coalesce(json_agg(t), '[]') FROM turns t WHERE t.id = ANY($2::uuid[])) AS turns,
+  (SELECT coalesce(json_agg(s), '[]') FROM steers s WHERE s.id = ANY($3::uuid[])) AS steers,
+  (SELECT coalesce(json_agg(x), '[]') FROM stalled_conversations x WHERE x.conversation_id = ANY($1::uuid[])) AS stalled`;
+
+/** Loads every row the events may touch, in one statement. */
 export async function loadWorkingSet(db: EntityManager, events: SteerlineEvent[]): Promise<WorkingSet> {
   const keys = rowKeys(events);
-  // One after another: the queries share the transaction's connection.
-  const conversations = keys.conversationIds.length ? await db.findBy(ConversationEntity, { id: In(keys.conversationIds) }) : [];
-  const turns = keys.turnIds.length ? await db.findBy(TurnEntity, { id: In(keys.turnIds) }) : [];
-  const steers = keys.steerIds.length ? await db.findBy(SteerEntity, { id: In(keys.steerIds) }) : [];
+  if (keys.conversationIds.length === 0) return workingSet();
+  const [rows] = (await prepared(db, 'steerline-load-working-set', LOAD_SQL, [
+    keys.conversationIds,
+    keys.turnIds,
+    keys.steerIds,
+  ])) as Record<'conversations' | 'turns' | 'steers' | 'stalled', Record<string, unknown>[]>[];
   return workingSet({
-    conversations: conversations.map(conversationRow),
-    turns: turns.map(turnRow),
-    steers: steers.map(steerRow),
+    conversations: rows.conversations.map((r) => camel<ConversationRow>(r, ['created_at'])),
+    turns: rows.turns.map((r) => camel<TurnRow>(r, ['started_at', 'ended_at'])),
+    steers: rows.steers.map((r) => camel<SteerRow>(r, ['queued_at', 'settled_at'])),
+    stalled: rows.stalled.map((r) => camel<StallRow>(r, ['event_at'])),
   });
 }
 
-/** Writes back what changed, one multi-row statement per table. */
-export async function saveWorkingSet(db: EntityManager, ws: WorkingSet): Promise<void> {
-  const conversations = [...ws.changed.conversations].map((id) => ws.conversations.get(id)!);
-  const turns = [...ws.changed.turns].map((id) => ws.turns.get(id)!);
-  const steers = [...ws.changed.steers].map((id) => ws.steers.get(id)!);
-  await insertRows(db, 'conversations', CONVERSATION_COLUMNS, conversations.map((c) => [c.id, c.tenantId, c.createdAt, c.messageCount]), 'ON CONFLICT (id) DO UPDATE SET message_count = EXCLUDED.message_count');
-  await insertRows(db, 'turns', TURN_COLUMNS, turns.map(turnValues), `ON CONFLICT (id) DO UPDATE SET ${updateAll(TURN_COLUMNS, ['status', 'steps', 'text', 'error', 'cancel_reason', 'queued', 'delivered', 'dropped', 'ended_at', 'last_event_seq'])}`);
-  await insertRows(db, 'steers', STEER_COLUMNS, steers.map(steerValues), `ON CONFLICT (id) DO UPDATE SET ${updateAll(STEER_COLUMNS, ['status', 'reason', 'step', 'boundary', 'request_step', 'settled_at'])}`);
-  // DO NOTHING: a message row, once written, is never rewritten.
-  await insertRows(
-    db,
-    'messages',
-    MESSAGE_COLUMNS,
-    ws.messages.map((m) => [m.conversationId, m.ordinal, m.role, m.content, m.turnId, m.step, m.steerId, m.toolCallId, json(m.toolCalls)]),
-    'ON CONFLICT (conversation_id, ordinal) DO NOTHING',
-  );
+const WRITES = [CONVERSATIONS, TURNS, STEERS, MESSAGES, STALLS, CHECKPOINTS] as Table<unknown>[];
+const SAVE_SQL = saveStatement(WRITES);
+
+/** Writes back every row that changed, and the checkpoint when it moved, in one statement. */
+export async function saveWorkingSet(db: EntityManager, ws: WorkingSet, checkpoint?: { name: string; streamSeq: number }): Promise<void> {
+  const changed = (ids: Set<string>, rows: Map<string, unknown>) => [...ids].map((id) => rows.get(id)!);
+  const rows: unknown[][] = [
+    changed(ws.changed.conversations, ws.conversations),
+    changed(ws.changed.turns, ws.turns),
+    changed(ws.changed.steers, ws.steers),
+    ws.messages,
+    changed(ws.changed.stalled, ws.stalled),
+    checkpoint ? [checkpoint] : [],
+  ];
+  if (rows.every((r) => r.length === 0)) return;
+  await prepared(db, 'steerline-save-working-set', SAVE_SQL, WRITES.flatMap((table, i) => columnArrays(table, rows[i])));
+}
+
+/**
+ * Runs one of the two per-batch statements as a named prepared statement on
+ * the transaction's connection, so PostgreSQL parses and plans it once per
+ * connection instead of once per batch (TypeORM's `query` cannot name one).
+ * Its unqualified table names stay right across generations: PostgreSQL
+ * re-parses a prepared statement when search_path differs from its last use.
+ */
+async function prepared(db: EntityManager, name: string, text: string, values: unknown[]): Promise<unknown[]> {
+  const client = (await db.queryRunner!.connect()) as { query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }> };
+  return (await client.query({ name, text, values })).rows;
 }
 
 /** The stream sequence the read models reflect, locked until the transaction ends so batches never interleave. */
@@ -43,77 +136,70 @@ export async function lockCheckpoint(db: EntityManager, name: string): Promise<n
 }
 
 export async function readCheckpoint(db: EntityManager, name: string): Promise<number> {
-  const row = await db.findOneBy(CheckpointEntity, { name });
-  return row ? Number(row.streamSeq) : 0;
+  const rows: { stream_seq: string }[] = await db.query('SELECT stream_seq FROM checkpoints WHERE name = $1', [name]);
+  return rows.length ? Number(rows[0].stream_seq) : 0;
 }
 
-export async function writeCheckpoint(db: EntityManager, name: string, streamSeq: number): Promise<void> {
-  await db.query('INSERT INTO checkpoints (name, stream_seq) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET stream_seq = EXCLUDED.stream_seq', [name, streamSeq]);
+/** What the generation the transaction points at holds aside: dead letters, and stalled conversations. */
+export async function countTroubles(db: EntityManager): Promise<{ deadLetters: number; stalledConversations: number }> {
+  const [r]: { dead_letters: string; stalled: string }[] = await db.query(
+    'SELECT (SELECT count(*) FROM dead_letters) AS dead_letters, (SELECT count(*) FROM stalled_conversations) AS stalled',
+  );
+  return { deadLetters: Number(r.dead_letters), stalledConversations: Number(r.stalled) };
 }
 
-type Columns = readonly (readonly [name: string, pgType: string])[];
-
-const CONVERSATION_COLUMNS: Columns = [['id', 'uuid'], ['tenant_id', 'text'], ['created_at', 'timestamptz'], ['message_count', 'int']];
-const TURN_COLUMNS: Columns = [
-  ['id', 'uuid'], ['conversation_id', 'uuid'], ['tenant_id', 'text'], ['status', 'text'], ['steps', 'int'], ['prompt', 'text'],
-  ['model', 'jsonb'], ['limits', 'jsonb'], ['text', 'text'], ['error', 'jsonb'], ['cancel_reason', 'text'], ['queued', 'int'],
-  ['delivered', 'int'], ['dropped', 'int'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['last_event_seq', 'int'],
-];
-const STEER_COLUMNS: Columns = [
-  ['id', 'uuid'], ['turn_id', 'uuid'], ['conversation_id', 'uuid'], ['tenant_id', 'text'], ['text', 'text'], ['position', 'int'],
-  ['status', 'text'], ['reason', 'text'], ['step', 'int'], ['boundary', 'text'], ['request_step', 'int'], ['queued_at', 'timestamptz'],
-  ['settled_at', 'timestamptz'],
-];
-const MESSAGE_COLUMNS: Columns = [
-  ['conversation_id', 'uuid'], ['ordinal', 'int'], ['role', 'text'], ['content', 'text'], ['turn_id', 'uuid'], ['step', 'int'],
-  ['steer_id', 'uuid'], ['tool_call_id', 'text'], ['tool_calls', 'jsonb'],
-];
+/** The active generation and its checkpoint, read together. */
+export async function activeCheckpoint(dataSource: DataSource, name: string): Promise<{ generation: Generation; checkpoint: number }> {
+  return dataSource.transaction(async (db) => {
+    const generation = await activeGeneration(db);
+    return { generation, checkpoint: await readCheckpoint(db, name) };
+  });
+}
 
 /**
  * One INSERT for many rows, passing one array per column through unnest: the
  * statement text and parameter count stay fixed however many rows there are.
  */
-async function insertRows(db: EntityManager, table: string, columns: Columns, rows: unknown[][], onConflict: string): Promise<void> {
+export async function insertRows(db: EntityManager, table: string, columns: Columns, rows: unknown[][], onConflict: string): Promise<void> {
   if (rows.length === 0) return;
-  const arrays = columns.map((_, i) => rows.map((r) => r[i]));
-  const unnest = columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
-  const names = columns.map(([name]) => name).join(', ');
-  await db.query(`INSERT INTO ${table} (${names}) SELECT * FROM unnest(${unnest}) ${onConflict}`, arrays);
+  await db.query(insertStatement(table, columns, 0, onConflict), columns.map((_, i) => rows.map((r) => r[i])));
 }
 
-function updateAll(columns: Columns, names: string[]): string {
-  for (const n of names) if (!columns.some(([c]) => c === n)) throw new Error(`unknown column ${n}`);
-  return names.map((n) => `${n} = EXCLUDED.${n}`).join(', ');
+function insertStatement(table: string, columns: Columns, offset: number, onConflict: string): string {
+  const unnest = columns.map(([, type], i) => `$${offset + i + 1}::${type}[]`).join(', ');
+  return `INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) SELECT * FROM unnest(${unnest}) ${onConflict}`;
 }
 
-function json(value: unknown): string | null {
-  return value === null || value === undefined ? null : JSON.stringify(value);
+/** Every table's upsert as one statement of data-modifying CTEs: PostgreSQL runs them all, once each. */
+function saveStatement(tables: Table<unknown>[]): string {
+  let offset = 0;
+  const parts = tables.map((t, i) => {
+    const sql = `w${i} AS (${insertStatement(t.name, t.columns, offset, t.onConflict)})`;
+    offset += t.columns.length;
+    return sql;
+  });
+  return `WITH ${parts.join(',\n')} SELECT 1`;
 }
 
-function turnValues(t: TurnRow): unknown[] {
-  return [
-    t.id, t.conversationId, t.tenantId, t.status, t.steps, t.prompt, json(t.model), json(t.limits), t.text, json(t.error),
-    t.cancelReason, t.queued, t.delivered, t.dropped, t.startedAt, t.endedAt, t.lastEventSeq,
-  ];
+function columnArrays<R>(table: Table<R>, rows: R[]): unknown[][] {
+  const values = rows.map(table.values);
+  return table.columns.map((_, i) => values.map((v) => v[i]));
 }
 
-function steerValues(s: SteerRow): unknown[] {
-  return [
-    s.id, s.turnId, s.conversationId, s.tenantId, s.text, s.position, s.status, s.reason, s.step, s.boundary, s.requestStep,
-    s.queuedAt, s.settledAt,
-  ];
+function updateOnConflict(key: string, columns: string[]): string {
+  return `ON CONFLICT (${key}) DO UPDATE SET ${columns.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}`;
 }
 
-const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
-
-export function conversationRow(e: ConversationEntity): ConversationRow {
-  return { id: e.id, tenantId: e.tenantId, createdAt: e.createdAt.toISOString(), messageCount: e.messageCount };
-}
-
-export function turnRow(e: TurnEntity): TurnRow {
-  return { ...e, startedAt: e.startedAt.toISOString(), endedAt: iso(e.endedAt) };
-}
-
-export function steerRow(e: SteerEntity): SteerRow {
-  return { ...e, queuedAt: e.queuedAt.toISOString(), settledAt: iso(e.settledAt) };
+/**
+ * A row as `json_agg` hands it back, with the names the row types use.
+ * Timestamps arrive in PostgreSQL's JSON form (`+00:00`); the rows hold them as
+ * `Date.toISOString()` does, like the events they came from.
+ */
+function camel<R>(record: Record<string, unknown>, timestamps: string[]): R {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) {
+    const name = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    out[name] = timestamps.includes(key) && typeof value === 'string' ? new Date(value).toISOString() : value;
+  }
+  return out as R;
 }

@@ -53,9 +53,33 @@ describe('applying events to the read models', () => {
     expect(ws.turns.get(turnId)).toMatchObject({ queued: 1, lastEventSeq: 2 });
   });
 
-  it('an event of a turn the read models do not hold is an orphan', () => {
+  it('an event of a turn the read models do not hold stalls its conversation: its TurnStarted is missing', () => {
     seq = 4;
-    expect(run(event('ModelRequested', { step: 1, steerIds: [] })).outcomes).toEqual(['orphan']);
+    const { ws, outcomes } = run(event('ModelRequested', { step: 1, steerIds: [] }));
+    expect(outcomes).toEqual(['gap']);
+    expect(ws.stalled.get(conversationId)).toMatchObject({ turnId, expectedSeq: 1, foundSeq: 5 });
+  });
+
+  it('a turn seq that skips one stalls the conversation, parks what follows and writes no message past the hole', () => {
+    const start = started();
+    seq += 1; // seq 2 never reaches the projector
+    const responded = event('ModelResponded', { step: 1, text: 'after the hole', toolCalls: [] });
+    const completed = event('TurnCompleted', { steps: 1, text: 'after the hole' });
+    const { ws, outcomes } = run(start, responded, completed);
+    expect(outcomes).toEqual(['applied', 'gap', 'stalled']);
+    expect(ws.stalled.get(conversationId)).toMatchObject({ turnId, eventId: responded.id, expectedSeq: 2, foundSeq: 3 });
+    expect(ws.messages.map((m) => m.content)).toEqual(['hi']);
+    expect(ws.turns.get(turnId)).toMatchObject({ status: 'running', lastEventSeq: 1 });
+  });
+
+  it('a stalled conversation does not hold up another one', () => {
+    const ws = workingSet();
+    const other = uuidv7();
+    ws.stalled.set(conversationId, { conversationId, tenantId: 'default', turnId, eventId: uuidv7(), expectedSeq: 2, foundSeq: 3, eventAt: at(1) });
+    seq = 0;
+    expect(applyEvent(ws, started())).toBe('stalled');
+    seq = 0;
+    expect(applyEvent(ws, event('TurnStarted', { prompt: 'elsewhere', model: { provider: 'scripted', name: 'scripted', script: [] }, limits: DEFAULT_LIMITS, engineId: 'e' }, { conversationId: other, turnId: uuidv7() }))).toBe('applied');
   });
 
   it('an event naming another tenant for an existing conversation is an orphan', () => {

@@ -1,6 +1,6 @@
 import type { SteerlineEvent } from '@steerline/contracts';
 import { appendMessages, countSteer, evolveConversation, evolveSteer, evolveTurn, isSteerEvent } from './evolve';
-import type { ConversationRow, MessageRow, SteerRow, TurnRow } from './rows';
+import type { ConversationRow, MessageRow, StallRow, SteerRow, TurnRow } from './rows';
 
 /**
  * The rows one batch touches, held in memory while its events are applied and
@@ -13,16 +13,21 @@ export interface WorkingSet {
   steers: Map<string, SteerRow>;
   /** New transcript messages, in ordinal order per conversation. */
   messages: MessageRow[];
-  changed: { conversations: Set<string>; turns: Set<string>; steers: Set<string> };
+  /** Conversations that stopped advancing, by id: their events are parked, not applied. */
+  stalled: Map<string, StallRow>;
+  changed: { conversations: Set<string>; turns: Set<string>; steers: Set<string>; stalled: Set<string> };
 }
 
-export function workingSet(rows: { conversations?: ConversationRow[]; turns?: TurnRow[]; steers?: SteerRow[] } = {}): WorkingSet {
+export function workingSet(
+  rows: { conversations?: ConversationRow[]; turns?: TurnRow[]; steers?: SteerRow[]; stalled?: StallRow[] } = {},
+): WorkingSet {
   return {
     conversations: new Map((rows.conversations ?? []).map((r) => [r.id, r])),
     turns: new Map((rows.turns ?? []).map((r) => [r.id, r])),
     steers: new Map((rows.steers ?? []).map((r) => [r.id, r])),
     messages: [],
-    changed: { conversations: new Set(), turns: new Set(), steers: new Set() },
+    stalled: new Map((rows.stalled ?? []).map((r) => [r.conversationId, r])),
+    changed: { conversations: new Set(), turns: new Set(), steers: new Set(), stalled: new Set() },
   };
 }
 
@@ -42,12 +47,17 @@ export function rowKeys(events: SteerlineEvent[]): { conversationIds: string[]; 
 /**
  * - `applied`: the read models changed.
  * - `duplicate`: already applied (its turn has seen this seq, or the conversation exists).
- * - `orphan`: it names a turn the read models do not hold, or a turn or steer of
- *   another conversation; applying it would invent or corrupt state.
+ * - `orphan`: it names a turn or steer of another conversation, or a conversation
+ *   of another tenant; applying it would corrupt state.
+ * - `gap`: its turn's seq skipped at least one event (or the turn has no
+ *   `TurnStarted`): the conversation stalls here rather than show a transcript
+ *   with a hole in it.
+ * - `stalled`: its conversation stalled earlier; the event is parked.
  */
-export type ApplyOutcome = 'applied' | 'duplicate' | 'orphan';
+export type ApplyOutcome = 'applied' | 'duplicate' | 'orphan' | 'gap' | 'stalled';
 
 export function applyEvent(ws: WorkingSet, event: SteerlineEvent): ApplyOutcome {
+  if (ws.stalled.has(event.conversationId)) return 'stalled';
   const conversationBefore = ws.conversations.get(event.conversationId);
   if (event.type === 'ConversationCreated') {
     if (conversationBefore) return 'duplicate';
@@ -59,8 +69,14 @@ export function applyEvent(ws: WorkingSet, event: SteerlineEvent): ApplyOutcome 
   if (conversationBefore && conversationBefore.tenantId !== event.tenantId) return 'orphan';
   const turnBefore = ws.turns.get(event.turnId);
   if (turnBefore && turnBefore.conversationId !== event.conversationId) return 'orphan';
-  // Turn events carry a gapless per-turn seq: the second guard behind the stream checkpoint.
-  if (turnBefore && event.seq <= turnBefore.lastEventSeq) return 'duplicate';
+  // Turn events carry a gapless per-turn seq (I1): the second guard behind the stream
+  // checkpoint against duplicates, and the only one against a missing event.
+  const expectedSeq = turnBefore ? turnBefore.lastEventSeq + 1 : 1;
+  if (event.seq < expectedSeq) return 'duplicate';
+  if (event.seq > expectedSeq || (!turnBefore && event.type !== 'TurnStarted')) {
+    putStall(ws, { conversationId: event.conversationId, tenantId: event.tenantId, turnId: event.turnId, eventId: event.id, expectedSeq, foundSeq: event.seq, eventAt: event.at });
+    return 'gap';
+  }
   let turn = evolveTurn(turnBefore, event);
   const conversation = evolveConversation(conversationBefore, event);
   if (!turn || !conversation) return 'orphan';
@@ -88,6 +104,11 @@ function putConversation(ws: WorkingSet, row: ConversationRow): void {
 function putTurn(ws: WorkingSet, row: TurnRow): void {
   ws.turns.set(row.id, row);
   ws.changed.turns.add(row.id);
+}
+
+function putStall(ws: WorkingSet, row: StallRow): void {
+  ws.stalled.set(row.conversationId, row);
+  ws.changed.stalled.add(row.conversationId);
 }
 
 function putSteer(ws: WorkingSet, row: SteerRow): void {

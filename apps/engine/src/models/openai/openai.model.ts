@@ -1,0 +1,72 @@
+import { Logger } from '@nestjs/common';
+import OpenAI from 'openai';
+import { abortableDelay } from '../abortable-delay';
+import { ModelError, type ModelAnswer, type ModelProvider, type ModelRequest } from '../model.provider';
+import { answerOf } from './openai.answer';
+import { backoffMs, classify, giveUp, isAbort, type Failure } from './openai.failures';
+import { toOpenAIMessages, toOpenAITools } from './openai.messages';
+
+/** The `openai` provider's server-side configuration (OPENAI_* variables); never taken from a request. */
+export interface OpenAIConfig {
+  /** Unset: OpenAI's own endpoint. */
+  baseUrl?: string;
+  /** Unset: no Authorization header (local servers such as Ollama need none). */
+  apiKey?: string;
+  /** One attempt's limit. */
+  timeoutMs: number;
+  /** Further attempts after a transient failure. */
+  maxRetries: number;
+  /** The first backoff; each further one doubles (with jitter). */
+  retryBaseMs?: number;
+}
+
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/**
+ * Any OpenAI-compatible chat-completions endpoint with tool calling (OpenAI,
+ * Ollama, vLLM, llama.cpp, LM Studio). Retries are ours, not the SDK's, so the
+ * rules are one place (see `classify`) and a cancel also ends a backoff.
+ */
+export class OpenAIModel implements ModelProvider {
+  private readonly logger = new Logger('OpenAIModel');
+  private readonly client: OpenAI;
+
+  constructor(private readonly config: OpenAIConfig) {
+    this.client = new OpenAI({
+      // Explicit, so the SDK never falls back to reading OPENAI_* from the environment on its own.
+      baseURL: config.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
+      // The SDK insists on a key; without one the header is removed below.
+      apiKey: config.apiKey ?? 'unset',
+      ...(config.apiKey ? {} : { defaultHeaders: { Authorization: null } }),
+      organization: null,
+      project: null,
+      timeout: config.timeoutMs,
+      maxRetries: 0,
+    });
+  }
+
+  async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelAnswer> {
+    if (request.model.provider !== 'openai') throw new ModelError('model_failed', 'the openai provider got another provider’s request');
+    const body = {
+      model: request.model.name,
+      messages: toOpenAIMessages(request.messages),
+      // Some servers refuse an empty tools array.
+      ...(request.tools.length ? { tools: toOpenAITools(request.tools) } : {}),
+    };
+    const attempts = 1 + this.config.maxRetries;
+    let failure: Failure | undefined;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (failure) await abortableDelay(backoffMs(attempt - 1, this.config.retryBaseMs ?? 500), signal);
+      try {
+        const completion = await this.client.chat.completions.create(body, { signal });
+        return answerOf(completion, request.step);
+      } catch (err) {
+        if (isAbort(err, signal)) throw signal.reason ?? err;
+        failure = classify(err);
+        if (!failure.retry || attempt === attempts) throw giveUp(failure, attempt);
+        this.logger.warn({ message: 'model request failed; retrying', model: request.model.name, step: request.step, attempt, code: failure.code, error: failure.message });
+      }
+    }
+    throw new ModelError('model_failed', 'no attempt was made');
+  }
+}

@@ -1,0 +1,22 @@
+import { SetMetadata } from '@nestjs/common';
+import type { z } from 'zod';
+
+export const API_DOC = 'steerline:api-doc';
+
+/** A response: its description, and the schema of its JSON body (a zod schema, or JSON Schema). */
+export type ResponseDoc = string | { description: string; schema?: z.ZodType | object; contentType?: string };
+
+/** What the OpenAPI document says about one route, next to the route itself. */
+export interface RouteDoc {
+  summary: string;
+  description?: string;
+  /** The JSON body, as the route validates it. */
+  body?: z.ZodType;
+  bodyOptional?: boolean;
+  query?: Record<string, { description: string; schema?: object }>;
+  headers?: Record<string, { description: string; schema?: object }>;
+  responses: Record<number, ResponseDoc>;
+}
+
+/** Documents a route; the OpenAPI document is built from these and Nest's own route metadata. */
+export const ApiDoc = (doc: RouteDoc) => SetMetadata(API_DOC, doc);

@@ -1,0 +1,55 @@
+import { SteerlineError } from '@steerline/contracts';
+import type { RateLimit } from '../config';
+
+// Buckets of callers not seen for this long are forgotten (a full bucket and
+// no bucket behave the same), so memory follows the active callers only.
+const IDLE_FORGET_MS = 60_000;
+const SWEEP_EVERY = 1_000;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/**
+ * A token bucket per caller, in this gateway's memory: each instance limits
+ * on its own, so N gateways behind a balancer allow up to N times the rate.
+ * `now` is injectable so the arithmetic is tested without sleeping.
+ */
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+  private calls = 0;
+
+  constructor(
+    private readonly limit: RateLimit,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Takes one token for `caller` or throws `rate_limited` with the seconds until one is back. */
+  take(caller: string): void {
+    const now = this.now();
+    if (++this.calls % SWEEP_EVERY === 0) this.sweep(now);
+    const bucket = this.refill(this.buckets.get(caller), now);
+    this.buckets.set(caller, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return;
+    }
+    const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / this.limit.perSecond));
+    throw new SteerlineError('rate_limited', `too many requests: at most ${this.limit.perSecond}/s (burst ${this.limit.burst}) per API key`, { retryAfterSeconds });
+  }
+
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  private refill(bucket: Bucket | undefined, now: number): Bucket {
+    if (!bucket) return { tokens: this.limit.burst, at: now };
+    const tokens = Math.min(this.limit.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.limit.perSecond);
+    return { tokens, at: now };
+  }
+
+  private sweep(now: number): void {
+    for (const [caller, bucket] of this.buckets) if (now - bucket.at > IDLE_FORGET_MS) this.buckets.delete(caller);
+  }
+}

@@ -1,0 +1,118 @@
+import { performance } from 'node:perf_hooks';
+import type { EntityManager } from 'typeorm';
+import { DEFAULT_LIMITS, encodeEvent, subjects, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
+import { openReadModels } from '../migrations/database';
+import { createGeneration, dropGeneration, useGeneration } from '../read-models/generations';
+import { decodeBatch, projectBatch, type LogMessage } from './batch';
+import type { DeadLetters } from './dead-letters';
+
+/**
+ * A benchmark hook (for `npm run bench`, not a test: nothing here asserts a
+ * speed). Measures, in one run on one database, how many events per second
+ * the projector's batch path applies (decode, load rows, apply, write rows and
+ * checkpoint, one transaction per batch) against how many rows per second a
+ * raw batched INSERT of the same payloads manages. The issue's goal is a ratio
+ * of at least 0.5. NATS is left out on both sides: this is the PostgreSQL cost.
+ */
+export interface ProjectorBenchResult {
+  events: number;
+  batchSize: number;
+  projectorEventsPerSecond: number;
+  rawInsertRowsPerSecond: number;
+  /** projector / raw. */
+  ratio: number;
+}
+
+export async function benchProjector(opts: { databaseUrl: string; events?: number; batchSize?: number }): Promise<ProjectorBenchResult> {
+  const batchSize = opts.batchSize ?? 500;
+  const messages = syntheticLog(opts.events ?? 20_000);
+  const dataSource = await openReadModels(opts.databaseUrl, 'steerline-bench');
+  // A generation of its own: the active read models are never touched.
+  const generation = await dataSource.transaction((db) => createGeneration(db));
+  const inGeneration = <T>(fn: (db: EntityManager) => Promise<T>) =>
+    dataSource.transaction(async (db) => {
+      await useGeneration(db, generation);
+      return fn(db);
+    });
+  try {
+    await inGeneration((db) => db.query('CREATE TABLE bench_raw (stream_seq bigint PRIMARY KEY, subject text NOT NULL, payload bytea NOT NULL)'));
+    const batches = chunk(messages, batchSize);
+    const noDeadLetters: DeadLetters = { record: async () => undefined };
+
+    const rawStart = performance.now();
+    for (const batch of batches) {
+      await inGeneration((db) =>
+        db.query('INSERT INTO bench_raw (stream_seq, subject, payload) SELECT * FROM unnest($1::bigint[], $2::text[], $3::bytea[])', [
+          batch.map((m) => m.streamSeq),
+          batch.map((m) => m.subject),
+          batch.map((m) => Buffer.from(m.data)),
+        ]),
+      );
+    }
+    const rawSeconds = (performance.now() - rawStart) / 1000;
+
+    // As the projector does: the next batch is decoded while this one commits.
+    const projectorStart = performance.now();
+    let decoded = decodeBatch(batches[0]);
+    for (let i = 0; i < batches.length; i++) {
+      const batch = decoded;
+      const commit = inGeneration((db) => projectBatch(db, 'bench', batch, noDeadLetters));
+      if (i + 1 < batches.length) decoded = decodeBatch(batches[i + 1]);
+      await commit;
+    }
+    const projectorSeconds = (performance.now() - projectorStart) / 1000;
+
+    const projectorEventsPerSecond = Math.round(messages.length / projectorSeconds);
+    const rawInsertRowsPerSecond = Math.round(messages.length / rawSeconds);
+    return { events: messages.length, batchSize, projectorEventsPerSecond, rawInsertRowsPerSecond, ratio: projectorEventsPerSecond / rawInsertRowsPerSecond };
+  } finally {
+    await dataSource.transaction((db) => dropGeneration(db, generation)).catch(() => undefined);
+    await dataSource.destroy();
+  }
+}
+
+/**
+ * Turns with a tool call and a delivered steer, 20 conversations in flight at a
+ * time so batches touch many rows, as a busy engine's log does.
+ */
+function syntheticLog(count: number): LogMessage[] {
+  const s = subjects('bench');
+  const events: SteerlineEvent[] = [];
+  const at = new Date().toISOString();
+  while (events.length < count) {
+    const turns = Array.from({ length: 20 }, () => turnEvents(uuidv7(), uuidv7(), at));
+    for (let i = 0; i < turns[0].length; i++) for (const turn of turns) events.push(turn[i]);
+  }
+  return events.slice(0, count).map((event, i) => ({
+    streamSeq: i + 1,
+    subject: s.conversationEvents(event.tenantId, event.conversationId),
+    loggedAt: at,
+    data: encodeEvent(event),
+  }));
+}
+
+function turnEvents(conversationId: string, turnId: string, at: string): SteerlineEvent[] {
+  let seq = 0;
+  const event = <T extends Exclude<EventType, 'ConversationCreated'>>(type: T, data: EventData<T>) =>
+    ({ id: uuidv7(), type, version: 1, tenantId: 'bench', conversationId, turnId, seq: ++seq, at, data }) as unknown as SteerlineEvent;
+  const steerId = uuidv7();
+  const call = { id: 'call_1_0', name: 'echo', args: { text: 'hello' } };
+  return [
+    event('TurnStarted', { prompt: 'Benchmark the projector', model: { provider: 'scripted', name: 'scripted', script: [] }, limits: DEFAULT_LIMITS, engineId: 'bench' }),
+    event('ModelRequested', { step: 1, steerIds: [] }),
+    event('ModelResponded', { step: 1, text: 'calling echo', toolCalls: [call] }),
+    event('ToolCallStarted', { step: 1, toolCallId: call.id, name: call.name, args: call.args }),
+    event('SteerQueued', { steerId, text: 'be brief', position: 1, queueDepth: 1 }),
+    event('ToolCallFinished', { step: 1, toolCallId: call.id, name: call.name, ok: true, output: 'hello', durationMs: 1 }),
+    event('SteeringDelivered', { steerId, text: 'be brief', position: 1, step: 1, boundary: 'tool_results', requestStep: 2, afterToolCallIds: [call.id], rendered: 'be brief' }),
+    event('ModelRequested', { step: 2, steerIds: [steerId] }),
+    event('ModelResponded', { step: 2, text: 'Acknowledged: be brief\nhello', toolCalls: [] }),
+    event('TurnCompleted', { steps: 2, text: 'Acknowledged: be brief\nhello' }),
+  ];
+}
+
+function chunk<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+# The gateway image. Build from the repository root:
+#   docker build -f deploy/docker/gateway.Dockerfile -t steerline-gateway .
+# Three stages: compile (dev dependencies), install production dependencies only,
+# then a slim runtime that runs as the unprivileged `node` user.
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# No install scripts (telemetry, embedded PostgreSQL) and no optional packages: tsc is all the build needs.
+RUN npm ci --ignore-scripts --omit=optional --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY libs ./libs
+COPY apps ./apps
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root and read-only for the service user: a compromised process cannot rewrite its own code.
+COPY --from=deps /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY package.json ./
+# The gateway listens on all interfaces inside the container; publish the port to choose who reaches it.
+ENV HOST=0.0.0.0 PORT=3000
+EXPOSE 3000
+# Ready = NATS, the stream and the read models answer (GET /readyz); Node 20 has fetch built in.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/readyz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+
+USER node
+# Node handles SIGTERM itself (graceful shutdown); run with an init (compose: init: true) to reap children.
+CMD ["node", "dist/apps/gateway/src/main.js"]

@@ -1,0 +1,200 @@
+import { errorFrom, SteerlineClientError } from './errors';
+import { readSse } from './sse';
+import type {
+  ConversationSteerOptions,
+  ConversationView,
+  DroppedReceipt,
+  EventsOptions,
+  Receipt,
+  StartTurnInput,
+  SteerlineEvent,
+  SteerOptions,
+  StreamedEvent,
+  TurnView,
+} from './types';
+
+export interface ClientOptions {
+  /** The gateway, e.g. `http://127.0.0.1:3000` (no `/v1`). */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`; omit for an open gateway. */
+  apiKey?: string;
+  /** Defaults to the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+const MAX_RECONNECT_DELAY_MS = 10_000;
+
+/**
+ * A typed client of the Steerline HTTP API. Every method throws
+ * `SteerlineClientError` (with the API's error `code`) on an error answer,
+ * except that a steer dropped within the wait is a receipt, not an error:
+ * `steer`, `steerConversation` and `receipt` answer delivered / queued /
+ * dropped alike.
+ */
+export class SteerlineClient {
+  private readonly baseUrl: string;
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly opts: ClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.fetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
+  }
+
+  async createConversation(): Promise<{ id: string }> {
+    return this.json('POST', '/v1/conversations');
+  }
+
+  startTurn(conversationId: string, input: StartTurnInput): Promise<{ turnId: string }> {
+    return this.json('POST', `/v1/conversations/${seg(conversationId)}/turns`, { body: input });
+  }
+
+  /** Steers a running turn. */
+  steer(turnId: string, text: string, opts: SteerOptions = {}): Promise<Receipt> {
+    const body = { text, ...(opts.steerId ? { steerId: opts.steerId } : {}) };
+    return this.receiptOf('POST', `/v1/turns/${seg(turnId)}/steers`, body, opts);
+  }
+
+  /** Steers whatever turn of the conversation is running (or exactly `expectedTurnId`). */
+  steerConversation(conversationId: string, text: string, opts: ConversationSteerOptions = {}): Promise<Receipt> {
+    const body = { text, ...(opts.steerId ? { steerId: opts.steerId } : {}), ...(opts.expectedTurnId ? { expectedTurnId: opts.expectedTurnId } : {}) };
+    return this.receiptOf('POST', `/v1/conversations/${seg(conversationId)}/steers`, body, opts);
+  }
+
+  /** A steer's receipt; with `waitSeconds`, once it is settled (or the wait ends). */
+  receipt(turnId: string, steerId: string, opts: { waitSeconds?: number; signal?: AbortSignal } = {}): Promise<Receipt> {
+    return this.receiptOf('GET', `/v1/turns/${seg(turnId)}/steers/${seg(steerId)}`, undefined, opts);
+  }
+
+  /** Withdraws a queued steer: its dropped receipt, text included. `already_delivered` when too late. */
+  withdraw(turnId: string, steerId: string): Promise<DroppedReceipt> {
+    return this.json('DELETE', `/v1/turns/${seg(turnId)}/steers/${seg(steerId)}`);
+  }
+
+  async cancel(turnId: string, reason?: string): Promise<void> {
+    await this.json('POST', `/v1/turns/${seg(turnId)}/cancel`, reason === undefined ? {} : { body: { reason } });
+  }
+
+  getTurn(turnId: string): Promise<TurnView> {
+    return this.json('GET', `/v1/turns/${seg(turnId)}`);
+  }
+
+  getConversation(conversationId: string, page: { afterMessage?: number; limit?: number } = {}): Promise<ConversationView> {
+    const query = new URLSearchParams();
+    if (page.afterMessage !== undefined) query.set('afterMessage', String(page.afterMessage));
+    if (page.limit !== undefined) query.set('limit', String(page.limit));
+    const qs = query.toString() ? `?${query}` : '';
+    return this.json('GET', `/v1/conversations/${seg(conversationId)}${qs}`);
+  }
+
+  /**
+   * The conversation's events, replayed from the log then followed live, for
+   * as long as the caller iterates. When the stream drops (a network error,
+   * a gateway restart) it reconnects by itself with `Last-Event-ID`, so the
+   * caller sees every event once, in log order. Errors that retrying cannot
+   * fix (`not_found`, `unauthorized`, `invalid_request`) are thrown.
+   */
+  async *events(conversationId: string, opts: EventsOptions = {}): AsyncGenerator<StreamedEvent> {
+    let lastId = opts.after ?? 0;
+    let failures = 0;
+    const baseDelay = opts.reconnectDelayMs ?? 500;
+    while (!opts.signal?.aborted) {
+      const controller = new AbortController();
+      const abort = () => controller.abort();
+      opts.signal?.addEventListener('abort', abort, { once: true });
+      try {
+        const res = await this.fetch(`${this.baseUrl}/v1/conversations/${seg(conversationId)}/events`, {
+          headers: { ...this.auth(), accept: 'text/event-stream', ...(lastId > 0 ? { 'last-event-id': String(lastId) } : {}) },
+          signal: controller.signal,
+        });
+        if (!res.ok || !res.body) {
+          const err = await errorFrom(res);
+          if (!retryable(err)) throw err;
+          throw new StreamDropped(err.message);
+        }
+        let fresh = false;
+        for await (const message of readSse(res.body)) {
+          const id = Number(message.id);
+          // Anything without a log position (none are sent today) is not an event to hand out.
+          if (!Number.isSafeInteger(id) || id <= lastId) continue;
+          lastId = id;
+          failures = 0;
+          fresh = true;
+          yield { id, type: message.event as SteerlineEvent['type'], event: JSON.parse(message.data) as SteerlineEvent };
+        }
+        // The server ended the stream (it is shutting down): resume, elsewhere if need be;
+        // at once after progress, with a pause otherwise, so a failing server is not hammered.
+        if (!fresh) throw new StreamDropped('the stream ended without a new event');
+      } catch (err) {
+        if (opts.signal?.aborted) return;
+        if (err instanceof SteerlineClientError) throw err;
+        failures++;
+        if (opts.maxReconnects !== undefined && failures > opts.maxReconnects) {
+          throw new SteerlineClientError('unavailable', `the event stream failed ${failures} times: ${(err as Error).message}`, 0, { lastEventId: lastId });
+        }
+        await sleep(Math.min(MAX_RECONNECT_DELAY_MS, baseDelay * 2 ** Math.max(0, failures - 1)), opts.signal);
+      } finally {
+        opts.signal?.removeEventListener('abort', abort);
+        // Ends the HTTP request when the caller stops iterating (break, return, throw).
+        controller.abort();
+      }
+    }
+  }
+
+  private async receiptOf(method: string, path: string, body: unknown, opts: { waitSeconds?: number; signal?: AbortSignal }): Promise<Receipt> {
+    const headers = opts.waitSeconds ? { prefer: `wait=${Math.max(0, Math.floor(opts.waitSeconds))}` } : undefined;
+    try {
+      return await this.json<Receipt>(method, path, { body, headers, signal: opts.signal });
+    } catch (err) {
+      // The API answers a drop as the error steer_dropped; here it is the receipt it stands for.
+      if (err instanceof SteerlineClientError && err.code === 'steer_dropped') {
+        const { steerId, turnId, position, text, reason } = err.details as Omit<DroppedReceipt, 'status'>;
+        return { status: 'dropped', steerId, turnId, position, text, reason };
+      }
+      throw err;
+    }
+  }
+
+  private async json<T>(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<T> {
+    let res: Response;
+    try {
+      res = await this.fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers: { ...this.auth(), ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        signal: init.signal,
+      });
+    } catch (err) {
+      throw new SteerlineClientError('unavailable', `the gateway cannot be reached: ${(err as Error).message}`, 0);
+    }
+    if (!res.ok) throw await errorFrom(res);
+    const text = await res.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  private auth(): Record<string, string> {
+    return this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {};
+  }
+}
+
+/** A stream that ended for a reason a reconnect may cure. */
+class StreamDropped extends Error {}
+
+function retryable(err: SteerlineClientError): boolean {
+  return err.status >= 500 || err.status === 0 || err.code === 'rate_limited';
+}
+
+function seg(id: string): string {
+  return encodeURIComponent(id);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,70 @@
+import type { Boundary, ConversationView, DropReason, ModelSpec, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
+
+// Type-only imports: the client has no run-time dependency on the contracts
+// (nor on NATS or zod); only `fetch`, which Node 18+ and browsers have.
+export type { Boundary, ConversationView, DropReason, ModelSpec, SteerlineEvent, TurnLimits, TurnView };
+
+interface ReceiptBase {
+  steerId: string;
+  turnId: string;
+  position: number;
+  text: string;
+}
+
+/** The model's context holds the steer: it went in at `boundary` of `step`, carried by request `requestStep`. */
+export interface DeliveredReceipt extends ReceiptBase {
+  status: 'delivered';
+  step: number;
+  boundary: Boundary;
+  requestStep: number;
+}
+
+/** Accepted, waiting for the next tool boundary. */
+export interface QueuedReceipt extends ReceiptBase {
+  status: 'queued';
+}
+
+/** Will never reach the model; `text` is handed back so it can be resent. */
+export interface DroppedReceipt extends ReceiptBase {
+  status: 'dropped';
+  reason: DropReason;
+}
+
+export type Receipt = DeliveredReceipt | QueuedReceipt | DroppedReceipt;
+
+export interface StartTurnInput {
+  prompt: string;
+  model?: ModelSpec | { provider: 'scripted'; script?: unknown[]; name?: string };
+  limits?: Partial<TurnLimits>;
+}
+
+export interface SteerOptions {
+  /** Your own id for the steer: resubmitting it is idempotent (same receipt, no second steer). */
+  steerId?: string;
+  /** Wait up to this many seconds (at most 60) for delivery or drop before answering. */
+  waitSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export interface ConversationSteerOptions extends SteerOptions {
+  /** Refused with `turn_moved_on` when the conversation's running turn is another one. */
+  expectedTurnId?: string;
+}
+
+/** One event of a conversation's stream: `id` is its position in the log. */
+export interface StreamedEvent {
+  id: number;
+  type: SteerlineEvent['type'];
+  event: SteerlineEvent;
+}
+
+export interface EventsOptions {
+  /** Start after this log position (an earlier event's `id`); default: from the beginning. */
+  after?: number;
+  /** Ends the iteration. Breaking out of a `for await` ends it too. */
+  signal?: AbortSignal;
+  /** Pause before reconnecting after a dropped stream, in ms (default 500, doubling up to 10 s). */
+  reconnectDelayMs?: number;
+  /** Give up after this many reconnects in a row without a new event (default: never). */
+  maxReconnects?: number;
+}

@@ -1,0 +1,213 @@
+import { z } from 'zod';
+import {
+  CancelTurnCommand,
+  ConversationQuery,
+  CreateConversationCommand,
+  StartTurnCommand,
+  SteerQuery,
+  SubmitConversationSteerCommand,
+  SubmitSteerCommand,
+  TurnQuery,
+  WithdrawSteerCommand,
+} from './commands';
+import { eventConsumerConfig } from './consumer-kit';
+import { EVENT_TYPES, type EventType } from './events';
+import { eventJsonSchema, readerJsonSchema, type JsonSchema } from './json-schema';
+import { streamConfig } from './nats';
+import { ReplyDataSchemas, replySchema } from './reply-schemas';
+import { EVENT_TYPE_HEADER, STEER_ID_HEADER, subjects } from './subjects';
+import { CURRENT_VERSIONS } from './upcasters';
+
+/**
+ * The AsyncAPI 3.0 document of the NATS contract, built from the same zod
+ * schemas and subject builders the services use, so it cannot describe a
+ * subject or a field they do not have. `npm run contracts:generate` writes it
+ * to libs/contracts/asyncapi.json; the contract gate checks it is current.
+ */
+
+/** The document's own version: bump the major when an event type gets a new version. */
+export const ASYNCAPI_DOC_VERSION = '1.0.0';
+
+const EVENT_SUMMARIES: Record<EventType, string> = {
+  ConversationCreated: 'A conversation exists; the first event of its subject (seq 0, no turn).',
+  TurnStarted: 'A turn began: prompt, model, limits and the engine that owns it.',
+  ModelRequested: 'The engine sent model request `step`, carrying the steers in `steerIds`.',
+  ModelResponded: 'The model answered step `step`: text and tool calls.',
+  ToolCallStarted: 'A tool call of step `step` started.',
+  ToolCallFinished: 'A tool call finished, with its output or error.',
+  SteerQueued: 'A steer was accepted into the turn’s queue at `position`.',
+  SteeringDelivered: 'A steer was delivered at a boundary; the model request `requestStep` carries `rendered`.',
+  SteerDropped: 'A queued steer was settled without delivery; `text` is handed back.',
+  TurnCompleted: 'The turn ended with the model’s final text.',
+  TurnCancelled: 'The turn was cancelled; queued steers were dropped first.',
+  TurnFailed: 'The turn failed; queued steers were dropped first.',
+};
+
+interface RequestSpec {
+  id: string;
+  subject: string;
+  summary: string;
+  request: z.ZodType;
+  reply: z.ZodType;
+  /** The NATS queue group of the responders, when any member may answer. */
+  queue?: string;
+}
+
+// Placeholders that pass the subject-token check, turned into AsyncAPI `{parameter}`s.
+const p = subjects('__prefix__');
+const placeholders = (text: string) => text.replace(/__(\w+?)__/g, '{$1}');
+const TURN = '__turnId__';
+const CONVERSATION = '__conversationId__';
+
+function requestSpecs(): RequestSpec[] {
+  const r = ReplyDataSchemas;
+  return [
+    { id: 'createConversation', subject: p.createConversation, summary: 'Create a conversation (appends ConversationCreated).', request: CreateConversationCommand, reply: r.createConversation, queue: p.engineQueue },
+    { id: 'startTurn', subject: p.startTurn, summary: 'Start a turn; any engine may take it and then owns it.', request: StartTurnCommand, reply: r.startTurn, queue: p.engineQueue },
+    { id: 'steerTurn', subject: p.turnSteer(TURN), summary: 'Steer a running turn by id; answered by its owner only (no responders: turn_not_running).', request: SubmitSteerCommand, reply: r.steer },
+    { id: 'steerConversation', subject: p.conversationSteer(CONVERSATION), summary: 'Steer the running turn of a conversation, optionally guarded by expectedTurnId.', request: SubmitConversationSteerCommand, reply: r.steer },
+    { id: 'withdrawSteer', subject: p.withdraw(TURN), summary: 'Withdraw a queued steer (SteerDropped withdrawn).', request: WithdrawSteerCommand, reply: r.withdraw },
+    { id: 'cancelTurn', subject: p.cancel(TURN), summary: 'Cancel a running turn; a full queue never blocks it.', request: CancelTurnCommand, reply: r.cancel },
+    { id: 'queryConversation', subject: p.queryConversation, summary: 'The conversation read model: transcript, turns, steers.', request: ConversationQuery, reply: r.queryConversation, queue: p.persistenceQueue },
+    { id: 'queryTurn', subject: p.queryTurn, summary: 'One turn’s read model.', request: TurnQuery, reply: r.queryTurn, queue: p.persistenceQueue },
+    { id: 'querySteer', subject: p.querySteer, summary: 'One steer’s receipt.', request: SteerQuery, reply: r.querySteer, queue: p.persistenceQueue },
+    { id: 'queryHealth', subject: p.queryHealth, summary: 'The projector’s checkpoint and lag.', request: z.object({}), reply: r.queryHealth, queue: p.persistenceQueue },
+  ];
+}
+
+const capital = (id: string) => id[0].toUpperCase() + id.slice(1);
+const ref = (path: string) => ({ $ref: `#/${path}` });
+const PARAMETERS: Record<string, { description: string; default?: string }> = {
+  prefix: { description: 'The deployment’s STEERLINE_PREFIX.', default: 'steerline' },
+  tenantId: { description: 'The tenant (a subject token).' },
+  conversationId: { description: 'The conversation id (UUIDv7).' },
+  turnId: { description: 'The turn id (UUIDv7).' },
+};
+
+function channelParameters(address: string) {
+  const names = [...address.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+  return Object.fromEntries(names.map((n) => [n, PARAMETERS[n]]));
+}
+
+/** A schema as embedded in the document: no `$schema`/`$id`, which only a standalone file needs. */
+function embedded({ $schema: _s, $id: _i, ...schema }: JsonSchema): JsonSchema {
+  return schema;
+}
+
+/** Request bodies are validated strictly by their responders: keep them closed. */
+function requestJsonSchema(schema: z.ZodType): JsonSchema {
+  return embedded(z.toJSONSchema(schema, { target: 'draft-07', io: 'input', unrepresentable: 'any' }) as JsonSchema);
+}
+
+function eventHeaders(type: EventType): JsonSchema {
+  const steer = type === 'SteerQueued' || type === 'SteeringDelivered' || type === 'SteerDropped';
+  return {
+    type: 'object',
+    properties: {
+      [EVENT_TYPE_HEADER]: { type: 'string', const: type, description: 'Route or skip without parsing the body.' },
+      'Nats-Msg-Id': { type: 'string', description: 'The event id: a retried append is deduplicated by the stream.' },
+      'Nats-Expected-Last-Subject-Sequence': { type: 'string', description: 'Optimistic concurrency on the conversation subject.' },
+      ...(steer && { [STEER_ID_HEADER]: { type: 'string', description: 'The steer id.' } }),
+    },
+    required: [EVENT_TYPE_HEADER, 'Nats-Msg-Id', ...(steer ? [STEER_ID_HEADER] : [])],
+  };
+}
+
+export function asyncApiDocument(): Record<string, unknown> {
+  const requests = requestSpecs();
+  const eventsAddress = placeholders(p.conversationEvents('__tenantId__', CONVERSATION));
+  const schemas: Record<string, JsonSchema> = {};
+  const messages: Record<string, unknown> = {};
+
+  for (const type of EVENT_TYPES) {
+    const name = `${type}.v${CURRENT_VERSIONS[type]}`;
+    schemas[name] = embedded(eventJsonSchema(type));
+    messages[type] = {
+      name: type,
+      title: `${type} (v${CURRENT_VERSIONS[type]})`,
+      summary: EVENT_SUMMARIES[type],
+      contentType: 'application/json',
+      headers: eventHeaders(type),
+      payload: ref(`components/schemas/${name}`),
+      'x-steerline-version': CURRENT_VERSIONS[type],
+    };
+  }
+  for (const spec of requests) {
+    const name = capital(spec.id);
+    schemas[`${name}Request`] = requestJsonSchema(spec.request);
+    schemas[`${name}Reply`] = embedded(readerJsonSchema(replySchema(spec.reply)));
+    messages[`${name}Request`] = { name: `${name}Request`, summary: spec.summary, contentType: 'application/json', payload: ref(`components/schemas/${name}Request`) };
+    messages[`${name}Reply`] = {
+      name: `${name}Reply`,
+      summary: `The answer to ${spec.id}: {ok: true, data} or {ok: false, error: {code, message}}.`,
+      contentType: 'application/json',
+      payload: ref(`components/schemas/${name}Reply`),
+    };
+  }
+
+  const stream = JSON.parse(placeholders(JSON.stringify(streamConfig(p))));
+  const consumer = JSON.parse(placeholders(JSON.stringify(eventConsumerConfig(p, '{durable}'))));
+  const channels: Record<string, unknown> = {
+    conversationEvents: {
+      address: eventsAddress,
+      title: 'The events of one conversation (the aggregate)',
+      description:
+        'Every fact, appended by the engine to the JetStream stream. One subject per conversation, so appends are guarded with ' +
+        'Nats-Expected-Last-Subject-Sequence. Envelope: {id, type, version, tenantId, conversationId, turnId, seq, at, data}. ' +
+        'Readers tolerate unknown fields and upcast older versions (the consumer kit does both).',
+      parameters: channelParameters(eventsAddress),
+      messages: Object.fromEntries(EVENT_TYPES.map((t) => [t, ref(`components/messages/${t}`)])),
+      'x-steerline-stream': { ...stream, description: 'ensureStream() creates it when missing; num_replicas is the deployment’s (3 on a cluster).' },
+      'x-steerline-consumer': { ...consumer, description: 'The durable pull consumer consumeEvents() creates: in order, ack after the callback.' },
+    },
+    inbox: {
+      address: null,
+      title: 'The requester’s reply inbox',
+      description: 'NATS request/reply: the answer goes to the request’s reply subject.',
+      messages: Object.fromEntries(requests.map((r) => [`${capital(r.id)}Reply`, ref(`components/messages/${capital(r.id)}Reply`)])),
+    },
+  };
+  const operations: Record<string, unknown> = {
+    appendEvents: {
+      action: 'send',
+      title: 'The engine appends events',
+      channel: ref('channels/conversationEvents'),
+      messages: EVENT_TYPES.map((t) => ref(`channels/conversationEvents/messages/${t}`)),
+    },
+    consumeEvents: {
+      action: 'receive',
+      title: 'Consumers follow the log with a durable pull consumer',
+      channel: ref('channels/conversationEvents'),
+      messages: EVENT_TYPES.map((t) => ref(`channels/conversationEvents/messages/${t}`)),
+    },
+  };
+  for (const spec of requests) {
+    const name = capital(spec.id);
+    const address = placeholders(spec.subject);
+    channels[spec.id] = { address, parameters: channelParameters(address), messages: { [`${name}Request`]: ref(`components/messages/${name}Request`) } };
+    operations[spec.id] = {
+      action: 'receive',
+      summary: spec.summary,
+      channel: ref(`channels/${spec.id}`),
+      messages: [ref(`channels/${spec.id}/messages/${name}Request`)],
+      reply: { channel: ref('channels/inbox'), messages: [ref(`channels/inbox/messages/${name}Reply`)] },
+      ...(spec.queue && { bindings: { nats: { queue: placeholders(spec.queue), bindingVersion: '0.1.0' } } }),
+    };
+  }
+
+  return {
+    asyncapi: '3.0.0',
+    info: {
+      title: 'Steerline',
+      version: ASYNCAPI_DOC_VERSION,
+      description:
+        'Redirect an AI agent while it works. Events on NATS JetStream and request/reply commands over NATS. ' +
+        'Generated from libs/contracts by `npm run contracts:generate`; do not edit by hand.',
+    },
+    defaultContentType: 'application/json',
+    servers: { nats: { host: 'localhost:4222', protocol: 'nats', description: 'NATS with JetStream (in production a cluster; see deploy/nats).' } },
+    channels,
+    operations,
+    components: { schemas, messages },
+  };
+}

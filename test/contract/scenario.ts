@@ -1,0 +1,59 @@
+import { eventually } from '../support/env';
+import type { Stack } from '../support/stack';
+
+export interface ScenarioSteer {
+  turnId: string;
+  steerId: string;
+}
+
+const wait = { Prefer: 'wait=5' };
+
+/**
+ * One run that writes every event type: a completed turn with a delivered and
+ * a withdrawn steer, a cancelled turn with a steer still queued, and a turn
+ * whose model fails. Returns once every turn has ended and the projector has
+ * caught up.
+ */
+export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: string[]; steers: ScenarioSteer[] }> {
+  const steers: ScenarioSteer[] = [];
+  const turn = async (script: unknown[]) => {
+    const cid = (await stack.api('POST', '/conversations')).body.id;
+    const started = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'Refactor the parser', model: { provider: 'scripted', script } });
+    if (started.status !== 202) throw new Error(`turn not started: ${started.status} ${JSON.stringify(started.body)}`);
+    return started.body.turnId as string;
+  };
+  const steer = async (turnId: string, text: string, headers: Record<string, string> = {}) => {
+    const r = await stack.api('POST', `/turns/${turnId}/steers`, { text }, headers);
+    if (r.status >= 300 && r.status !== 409) throw new Error(`steer refused: ${r.status} ${JSON.stringify(r.body)}`);
+    const steerId = (r.body.steerId ?? r.body.error?.steerId) as string;
+    steers.push({ turnId, steerId });
+    return steerId;
+  };
+  const sleep = (ms: number) => ({ tool: { name: 'sleep', args: { ms } } });
+
+  // Completed: one steer delivered at step 1, one withdrawn while queued.
+  const completed = await turn([sleep(800), sleep(200), { text: 'finished' }]);
+  await eventually(async () => ((await stack.api('GET', `/turns/${completed}`)).status === 200 ? true : undefined), 5000, 'the turn to be projected');
+  const withdrawn = await steer(completed, 'Drop the second idea');
+  const removed = await stack.api('DELETE', `/turns/${completed}/steers/${withdrawn}`);
+  if (removed.status !== 200) throw new Error(`withdraw failed: ${removed.status} ${JSON.stringify(removed.body)}`);
+  await steer(completed, 'Keep the public API', wait);
+
+  // Cancelled with a steer still queued: it is dropped turn_cancelled before TurnCancelled.
+  const cancelled = await turn([sleep(3000), { text: 'never' }]);
+  await new Promise((r) => setTimeout(r, 200));
+  await steer(cancelled, 'Also update the docs');
+  const cancel = await stack.api('POST', `/turns/${cancelled}/cancel`, {});
+  if (cancel.status !== 202) throw new Error(`cancel failed: ${cancel.status}`);
+
+  // Failed: the model itself fails at step 1.
+  const failed = await turn([{ error: 'the model is down' }]);
+
+  const turnIds = [completed, cancelled, failed];
+  for (const id of turnIds) {
+    const ended = async () => ['completed', 'cancelled', 'failed'].includes((await stack.api('GET', `/turns/${id}`)).body?.status) || undefined;
+    await eventually(ended, 10_000, `turn ${id} to end`);
+  }
+  await stack.settled();
+  return { turnIds, steers };
+}

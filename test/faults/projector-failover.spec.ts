@@ -1,0 +1,61 @@
+import { ensureStream } from '@steerline/contracts';
+import { ServiceProcess } from '../support/processes';
+import { createTestDatabase, eventually, openNats, uniquePrefix, NATS_URL, type NatsHandle } from '../support/env';
+import { expectReadModelsMatchLog, projectedUpTo, publish, sampleConversation } from './projector-support';
+
+/** Two persistence instances: one projects, the other waits on the PostgreSQL advisory lock. */
+describe('projector failover', () => {
+  const prefix = uniquePrefix();
+  let nats: NatsHandle;
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let env: Record<string, string>;
+  const processes: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    nats = await openNats(prefix);
+    env = { NATS_URL, DATABASE_URL: db.url, STEERLINE_PREFIX: prefix };
+    await ensureStream(nats.jsm, nats.s);
+  });
+
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.kill()));
+    await nats?.close();
+    await db?.drop();
+  });
+
+  const says = (p: ServiceProcess, msg: string) => eventually(() => p.lines.some((l) => l.includes(`"msg":"${msg}"`)) || undefined, 15_000, `"${msg}" from pid ${p.pid}`);
+
+  it('when the active instance is killed, the standby takes over from the checkpoint: nothing lost or doubled', async () => {
+    const active = new ServiceProcess('persistence', env);
+    processes.push(active);
+    await says(active, 'projecting');
+    const standby = new ServiceProcess('persistence', env);
+    processes.push(standby);
+    await standby.ready();
+    await says(standby, 'another instance is projecting; standing by');
+
+    const conversations = [sampleConversation(), sampleConversation(), sampleConversation()];
+    const firstLast = await publish(nats, conversations.flatMap((c) => c.first));
+    await projectedUpTo(nats, firstLast);
+
+    // Events keep arriving while the active instance dies: some before, some after.
+    const rest = conversations.flatMap((c) => c.rest);
+    const appending = (async () => {
+      let last = 0;
+      for (const [i, event] of rest.entries()) {
+        last = await publish(nats, [event]);
+        if (i === 5) await active.kill();
+      }
+      return last;
+    })();
+    const lastSeq = await appending;
+    expect(await active.exited).toMatchObject({ signal: 'SIGKILL' });
+
+    await says(standby, 'projecting');
+    const takeover = JSON.parse(standby.lines.find((l) => l.includes('"msg":"projecting"'))!);
+    expect(takeover.message.checkpoint).toBeGreaterThanOrEqual(firstLast);
+    await projectedUpTo(nats, lastSeq);
+    await expectReadModelsMatchLog(nats, db.url);
+  });
+});

@@ -1,0 +1,169 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import readline from 'node:readline';
+
+const ROOT = join(__dirname, '../..');
+
+/** A service running as its own process from `dist/`, as production runs it. */
+export class ServiceProcess {
+  readonly lines: string[] = [];
+  private readonly child: ChildProcess;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(readonly app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>) {
+    const entry = join(ROOT, `dist/apps/${app}/src/main.js`);
+    if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` (npm test does)`);
+    this.child = spawn(process.execPath, [entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
+    for (const stream of [this.child.stdout!, this.child.stderr!]) {
+      readline.createInterface({ input: stream }).on('line', (line) => this.lines.push(line));
+    }
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Resolves with the parsed JSON log line that says the app is ready. */
+  async ready(timeoutMs = 20_000): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      for (const line of this.lines) {
+        if (line.includes(`${this.app} ready`)) return parseLine(line);
+      }
+      if (this.child.exitCode !== null) throw new Error(`${this.app} exited before it was ready:\n${this.lines.join('\n')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`${this.app} was not ready within ${timeoutMs} ms:\n${this.lines.slice(-20).join('\n')}`);
+  }
+
+  signal(sig: NodeJS.Signals): void {
+    this.child.kill(sig);
+  }
+
+  async kill(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+function parseLine(line: string): Record<string, unknown> {
+  try {
+    const record = JSON.parse(line) as Record<string, unknown>;
+    return typeof record.message === 'object' && record.message ? { ...record, ...(record.message as object) } : record;
+  } catch {
+    return { line };
+  }
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** A nats-server of the test's own, so it can be stopped and restarted with its data. */
+export class OwnNatsServer {
+  private child?: ChildProcess;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'steerline-nats-'));
+
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<OwnNatsServer> {
+    const server = new OwnNatsServer(await freePort());
+    await server.restart();
+    return server;
+  }
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  async restart(): Promise<void> {
+    const binary = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync) ?? 'nats-server';
+    this.child = spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir], { stdio: 'ignore' });
+    await waitForPort(this.port);
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill(signal);
+    await exited;
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listens on port ${port}`);
+}
+
+/**
+ * A TCP proxy in front of a server: `cut()` drops every connection and refuses
+ * new ones (an outage as the client sees it), `restore()` lets them through again.
+ */
+export class CuttableProxy {
+  private readonly sockets = new Set<Socket>();
+  private open = true;
+
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+  ) {}
+
+  static async start(targetPort: number): Promise<CuttableProxy> {
+    let proxy!: CuttableProxy;
+    const server = createServer((client) => {
+      if (!proxy.open) return client.destroy();
+      const upstream = connect(targetPort, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        proxy.sockets.add(s);
+        s.once('close', () => proxy.sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream);
+      upstream.pipe(client);
+      client.once('close', () => upstream.destroy());
+      upstream.once('close', () => client.destroy());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    proxy = new CuttableProxy(server, (server.address() as { port: number }).port);
+    return proxy;
+  }
+
+  cut(): void {
+    this.open = false;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  restore(): void {
+    this.open = true;
+  }
+
+  async close(): Promise<void> {
+    this.cut();
+    await new Promise((r) => this.server.close(r));
+  }
+}
