@@ -1,0 +1,52 @@
+import { ServiceProcess, freePort } from '../support/processes';
+import { startStack, type Stack } from '../support/stack';
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('a gateway restart while clients wait for receipts', () => {
+  let stack: Stack;
+  const gateways: ServiceProcess[] = [];
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await Promise.all(gateways.map((g) => g.kill()));
+    await stack.close();
+  });
+
+  async function gateway(port: number): Promise<string> {
+    const g = new ServiceProcess('gateway', { ...stack.env, PORT: String(port) });
+    gateways.push(g);
+    await g.ready();
+    return `http://127.0.0.1:${port}/v1`;
+  }
+
+  it('a client whose waiting request died with the gateway recovers its receipt by id from the new one', async () => {
+    const port = await freePort();
+    const api = await gateway(port);
+    const cid = (await (await fetch(`${api}/conversations`, { method: 'POST' })).json()).id;
+    const turn = await fetch(`${api}/conversations/${cid}/turns`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'x', model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 1500 } } }] } }),
+    });
+    const { turnId } = await turn.json();
+    const steerId = '0190f000-0000-7000-8000-00000000beef';
+    const waiting = fetch(`${api}/turns/${turnId}/steers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', Prefer: 'wait=20' },
+      body: JSON.stringify({ text: 'survive the restart', steerId }),
+    }).then(
+      (r) => r.status,
+      () => 'connection lost' as const,
+    );
+    await pause(300);
+    await gateways[0].kill();
+    expect(await waiting).toBe('connection lost');
+
+    const again = await gateway(port);
+    const receipt = await fetch(`${again}/turns/${turnId}/steers/${steerId}`, { headers: { Prefer: 'wait=10' } });
+    expect(receipt.status).toBe(200);
+    expect(await receipt.json()).toMatchObject({ steerId, status: 'delivered', step: 1, text: 'survive the restart' });
+  });
+});
