@@ -44,6 +44,8 @@ export interface StackOptions {
   leaseMs?: number;
   /** false: no engine in this process (a fault test runs engines as processes). */
   engine?: boolean;
+  /** Rewrites the fresh database's URL, e.g. to reach it through a proxy. */
+  databaseUrl?: (url: string) => string;
 }
 
 /** The three services in this process on a fresh stream and database, over real NATS and PostgreSQL. */
@@ -52,7 +54,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const env = { NATS_URL, STEERLINE_PREFIX: prefix, ...opts.env };
   const db = await createTestDatabase();
   const nats = await openNats(prefix, env.NATS_URL);
-  const persistence = await startPersistence(loadPersistenceConfig({ ...env, DATABASE_URL: db.url }), { logger: quiet() });
+  const persistence = await startPersistence(loadPersistenceConfig({ ...env, DATABASE_URL: opts.databaseUrl?.(db.url) ?? db.url }), { logger: quiet() });
   const engine = opts.engine === false ? undefined : await startEngine({ ...loadEngineConfig(env), leaseMs: opts.leaseMs ?? 5000 }, { logger: false });
   const model = new RecordingModel(new ScriptedModel());
   engine?.service.models.register('scripted', model);

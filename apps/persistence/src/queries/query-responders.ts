@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { ConversationQuery, SteerQuery, TurnQuery, parseBody, serve, subjects, type Handler } from '@steerline/contracts';
+import { ConversationQuery, SteerQuery, SteerlineError, TurnQuery, parseBody, serve, subjects, type Handler } from '@steerline/contracts';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
 import { ReadQueries } from './read-queries';
@@ -76,7 +76,14 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
 
   private tracked(handler: Handler): Handler {
     return (body: unknown, msg: Msg) => {
-      const work = Promise.resolve().then(() => handler(body, msg));
+      const work = Promise.resolve()
+        .then(() => handler(body, msg))
+        .catch((err: unknown) => {
+          // Anything but a typed answer means the database could not answer: a client may retry (503).
+          if (err instanceof SteerlineError) throw err;
+          this.logger.error({ msg: 'query failed', subject: msg.subject, error: String(err) });
+          throw new SteerlineError('unavailable', 'the read models are unavailable; retry shortly');
+        });
       this.inFlight.add(work);
       void work.finally(() => this.inFlight.delete(work)).catch(() => undefined);
       return work;

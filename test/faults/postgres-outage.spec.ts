@@ -1,0 +1,44 @@
+import { eventually } from '../support/env';
+import { CuttableProxy } from '../support/processes';
+import { startStack, type Stack } from '../support/stack';
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('a PostgreSQL outage', () => {
+  let proxy: CuttableProxy;
+  let stack: Stack;
+  beforeAll(async () => {
+    proxy = await CuttableProxy.start(5432);
+    stack = await startStack({ databaseUrl: (url) => url.replace(':5432/', `:${proxy.port}/`) });
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await proxy?.close();
+  });
+
+  it('queries answer 503 unavailable while turns go on; the projector catches up when it returns, nothing lost or doubled', async () => {
+    const cid = (await stack.api('POST', '/conversations')).body.id;
+    await stack.settled();
+    proxy.cut();
+
+    const down = await stack.api('GET', `/conversations/${cid}`);
+    expect(down.status).toBe(503);
+    expect(down.body.error.code).toBe('unavailable');
+
+    // The write side does not need the database: a whole turn runs during the outage.
+    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'during the outage', model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 300 } } }] } })).body.turnId;
+    const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'still accepted' }, { Prefer: 'wait=5' });
+    expect(steer.status).toBe(200);
+    await pause(1500);
+
+    proxy.restore();
+    await eventually(async () => ((await stack.api('GET', `/turns/${tid}`)).body?.status === 'completed' ? true : undefined), 30_000, 'the projector to catch up');
+    await stack.settled();
+    const view = await stack.api('GET', `/conversations/${cid}`);
+    expect(view.status).toBe(200);
+    expect(view.body.steers).toEqual([expect.objectContaining({ text: 'still accepted', status: 'delivered' })]);
+    const log = (await stack.nats.readAll()).filter((e) => e.event.conversationId === cid);
+    const messageEvents = log.filter((e) => ['TurnStarted', 'ModelResponded', 'ToolCallFinished', 'SteeringDelivered'].includes(e.event.type));
+    expect(view.body.messages).toHaveLength(messageEvents.length);
+  });
+});
