@@ -24,13 +24,13 @@ describe('a gateway restart while clients wait for receipts', () => {
   it('a client whose waiting request died with the gateway recovers its receipt by id from the new one', async () => {
     const port = await freePort();
     const api = await gateway(port);
-    const cid = (await (await fetch(`${api}/conversations`, { method: 'POST' })).json()).id;
+    const cid = ((await (await fetch(`${api}/conversations`, { method: 'POST' })).json()) as { id: string }).id;
     const turn = await fetch(`${api}/conversations/${cid}/turns`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ prompt: 'x', model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 1500 } } }] } }),
     });
-    const { turnId } = await turn.json();
+    const { turnId } = (await turn.json()) as { turnId: string };
     const steerId = '0190f000-0000-7000-8000-00000000beef';
     const waiting = fetch(`${api}/turns/${turnId}/steers`, {
       method: 'POST',

@@ -44,7 +44,7 @@ describe('npm start supervises its three services', () => {
     expect(engineReadyPids()[1]).not.toBe(firstEngine);
 
     // The restarted engine takes turns.
-    const cid = (await (await fetch(`${url}/v1/conversations`, { method: 'POST' })).json()).id;
+    const cid = ((await (await fetch(`${url}/v1/conversations`, { method: 'POST' })).json()) as { id: string }).id;
     const turn = await fetch(`${url}/v1/conversations/${cid}/turns`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }) });
     expect(turn.status).toBe(202);
 

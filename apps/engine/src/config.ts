@@ -11,7 +11,7 @@ const millis = (min: number, fallback: number) => z.coerce.number().int().min(mi
 const EngineEnv = z.object({
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   STEERLINE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only').default(DEFAULT_PREFIX),
-  STEERLINE_ENGINE_ID: z.string().min(1).optional(),
+  STEERLINE_ENGINE_ID: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only').optional(),
   /** Comma-separated names of the built-in tools to offer; unset: all, empty: none. */
   STEERLINE_BUILTIN_TOOLS: z.string().optional(),
   STEERLINE_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
@@ -52,7 +52,7 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
   return {
     natsUrl: e.NATS_URL,
     prefix: e.STEERLINE_PREFIX,
-    engineId: e.STEERLINE_ENGINE_ID ?? `${hostname()}-${process.pid}-${uuidv7().slice(-6)}`,
+    engineId: e.STEERLINE_ENGINE_ID ?? `${hostname().replace(/[^A-Za-z0-9_-]/g, '-')}-${process.pid}-${uuidv7().slice(-6)}`,
     builtinTools: e.STEERLINE_BUILTIN_TOOLS === undefined ? undefined : e.STEERLINE_BUILTIN_TOOLS.split(',').map((s) => s.trim()).filter(Boolean),
     streamReplicas: e.STEERLINE_STREAM_REPLICAS,
     leaseMs: e.STEERLINE_ENGINE_LEASE_MS,

@@ -150,11 +150,18 @@ export async function readSubject(js: JetStreamClient, jsm: JetStreamManager, st
 
 /** The stream sequence of the last message on a subject, 0 when there is none. */
 export async function lastMessageSeq(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
+  return (await lastMessage(jsm, stream, subject))?.seq ?? 0;
+}
+
+/** The last message on a subject, with its event when it decodes; undefined when there is none. */
+export async function lastMessage(jsm: JetStreamManager, stream: string, subject: string): Promise<{ seq: number; event?: SteerlineEvent } | undefined> {
   const msg = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch((err: unknown) => {
     if (isNoMessage(err)) return null;
     throw err;
   });
-  return msg?.seq ?? 0;
+  if (!msg) return undefined;
+  const decoded = decodeEvent(msg.data);
+  return { seq: msg.seq, event: decoded.ok ? decoded.event : undefined };
 }
 
 /** JetStream API error codes this code base reacts to. */

@@ -41,7 +41,7 @@ export class OrphanReaper {
     for (const turn of orphans) {
       try {
         if (await this.settle(turn)) settled += 1;
-        await this.deps.ownership.release(turn.turnId);
+        await this.deps.ownership.release(turn.turnId, turn.engineId);
       } catch (err) {
         // Another engine settled it first, or the log is down: the next pass decides again.
         if (!(err instanceof StaleWriterError)) this.logger.warn({ message: 'could not settle orphaned turn', turnId: turn.turnId, error: (err as Error).message });

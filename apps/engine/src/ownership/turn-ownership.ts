@@ -9,27 +9,32 @@ export interface OwnedTurn {
   conversationId: string;
 }
 
+/** Every this many sweeps, all claims are listed, not only those of engines seen dying. */
+const FULL_SWEEP_EVERY = 10;
+
 /**
- * Who owns which running turn, kept in two KV buckets: `turns` (a key per
- * running turn, naming its engine) and `engines` (a key per live engine,
+ * Who owns which running turn, kept in two KV buckets: `turns` (a key
+ * `<engineId>.<turnId>` per running turn) and `engines` (a key per live engine,
  * refreshed well within the bucket's TTL). A turn whose engine's key has
- * expired is orphaned; any engine may settle it.
+ * expired is orphaned; any engine may settle it. Keys start with the engine's
+ * id so that finding a dead engine's turns lists only those.
  */
 export class TurnOwnership {
   private timer?: NodeJS.Timeout;
+  private seenAlive = new Set<string>();
+  private sweeps = 0;
 
   private constructor(
     private readonly turns: KV,
     private readonly engines: KV,
     readonly engineId: string,
-    private readonly leaseMs: number,
   ) {}
 
   static async open(nc: NatsConnection, s: Subjects, engineId: string, leaseMs: number, replicas = 1): Promise<TurnOwnership> {
     const kvm = new Kvm(nc);
     const turns = await kvm.create(s.turnsBucket, { history: 1, replicas });
     const engines = await kvm.create(s.enginesBucket, { history: 1, ttl: leaseMs, replicas });
-    const ownership = new TurnOwnership(turns, engines, engineId, leaseMs);
+    const ownership = new TurnOwnership(turns, engines, engineId);
     await ownership.beat();
     ownership.timer = setInterval(() => void ownership.beat().catch(() => undefined), Math.max(100, Math.floor(leaseMs / 3)));
     ownership.timer.unref();
@@ -40,34 +45,43 @@ export class TurnOwnership {
     await this.engines.put(this.engineId, encodeJson({ at: new Date().toISOString() }));
   }
 
-  async claim(turn: Omit<OwnedTurn, 'engineId'>): Promise<void> {
-    await this.turns.put(turn.turnId, encodeJson({ ...turn, engineId: this.engineId }));
+  private key(turnId: string, engineId = this.engineId): string {
+    return `${engineId}.${turnId}`;
   }
 
-  async release(turnId: string): Promise<void> {
-    await this.turns.delete(turnId);
+  async claim(turn: Omit<OwnedTurn, 'engineId'>): Promise<void> {
+    await this.turns.put(this.key(turn.turnId), encodeJson({ ...turn, engineId: this.engineId }));
+  }
+
+  async release(turnId: string, engineId = this.engineId): Promise<void> {
+    await this.turns.delete(this.key(turnId, engineId));
   }
 
   /**
    * Running turns whose engine no longer holds its lease, and this engine's own
-   * turns that it no longer runs (stopped when the log was unreachable).
+   * turns that it no longer runs (stopped when the log was unreachable). Lists
+   * the claims of engines that were alive at the last sweep and are gone now;
+   * every FULL_SWEEP_EVERY sweeps (and the first), all claims.
    */
   async orphans(runsHere: (turnId: string) => boolean): Promise<OwnedTurn[]> {
-    const alive = new Map<string, boolean>();
+    const alive = new Set<string>();
+    for await (const id of await this.engines.keys()) alive.add(id);
+    const gone = [...this.seenAlive].filter((id) => !alive.has(id));
+    const full = this.sweeps++ % FULL_SWEEP_EVERY === 0;
+    this.seenAlive = alive;
+    const filters = full ? ['>'] : [...gone.map((id) => `${id}.>`), `${this.engineId}.>`];
     const out: OwnedTurn[] = [];
-    for await (const key of await this.turns.keys()) {
-      const entry = await this.turns.get(key);
-      if (!entry || entry.operation !== 'PUT') continue;
-      const turn = decodeJson(entry.value) as OwnedTurn;
-      if (turn.engineId === this.engineId) {
-        if (!runsHere(turn.turnId)) out.push(turn);
-        continue;
+    // One listing per filter: NATS 2.9 consumers take a single filter subject.
+    for (const filter of filters) {
+      for await (const key of await this.turns.keys(filter)) {
+        const dot = key.indexOf('.');
+        const engineId = key.slice(0, dot);
+        const turnId = key.slice(dot + 1);
+        const orphaned = engineId === this.engineId ? !runsHere(turnId) : !alive.has(engineId);
+        if (!orphaned) continue;
+        const entry = await this.turns.get(key);
+        if (entry?.operation === 'PUT') out.push(decodeJson(entry.value) as OwnedTurn);
       }
-      if (!alive.has(turn.engineId)) {
-        const lease = await this.engines.get(turn.engineId);
-        alive.set(turn.engineId, !!lease && lease.operation === 'PUT');
-      }
-      if (!alive.get(turn.engineId)) out.push(turn);
     }
     return out;
   }
@@ -76,9 +90,5 @@ export class TurnOwnership {
   async close(release: boolean): Promise<void> {
     clearInterval(this.timer);
     if (release) await this.engines.delete(this.engineId).catch(() => undefined);
-  }
-
-  get leaseDurationMs(): number {
-    return this.leaseMs;
   }
 }

@@ -6,10 +6,12 @@ import {
   DEFAULT_MODEL,
   SteerlineError,
   isTerminalTurnEvent,
+  lastMessage,
   messagesOf,
   readSubject,
   uuidv7,
   type StartTurnCommand,
+  type StoredEvent,
   type Subjects,
   type TurnEvent,
 } from '@steerline/contracts';
@@ -72,7 +74,7 @@ export class TurnRegistry {
     this.starting.add(conversationId);
     try {
       const subject = this.deps.subjects.conversationEvents(tenantId, conversationId);
-      const stored = await readSubject(this.deps.js, this.deps.jsm, this.deps.subjects.stream, subject);
+      const stored = await this.history(subject);
       if (stored.length === 0) throw new SteerlineError('not_found', `conversation ${conversationId} does not exist`);
       const running = runningTurn(stored.map((s) => s.event).filter((e): e is TurnEvent => e.turnId !== null));
       if (running) throw new SteerlineError('turn_already_running', `turn ${running} of this conversation is running`, { turnId: running });
@@ -114,6 +116,18 @@ export class TurnRegistry {
     } finally {
       this.starting.delete(conversationId);
     }
+  }
+
+  /**
+   * The conversation's events so far. A conversation's first turn (its last
+   * event is ConversationCreated) needs one direct get, not a consumer.
+   */
+  private async history(subject: string): Promise<StoredEvent[]> {
+    const { js, jsm, subjects } = this.deps;
+    const last = await lastMessage(jsm, subjects.stream, subject);
+    if (!last) return [];
+    if (last.event?.type === 'ConversationCreated') return [{ streamSeq: last.seq, subject, event: last.event }];
+    return readSubject(js, jsm, subjects.stream, subject);
   }
 
   /** Settles every running turn (graceful shutdown): their steers are dropped honestly, not lost. */
