@@ -1,0 +1,109 @@
+/**
+ * `npm run bench`: Steerline's figures side by side with the raw hops they are
+ * made of, measured in one run on this machine (NATS_URL, and PostgreSQL at
+ * BENCH_PG_URL or DATABASE_URL's server). Starts its own gateway, engine and
+ * persistence processes on a fresh prefix and database, removes them after,
+ * prints a table and writes it to docs/performance.md.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connectNats, subjects } from '@steerline/contracts';
+import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
+import { measureIdleTurnMemory } from './memory';
+import { spawnApp, stop } from './processes';
+import { measureRaw } from './raw';
+import { renderReport, type Row } from './report';
+import { measureBoundary, measureProjectionLag, measureSteerAccept } from './steerline';
+
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const PG_SERVER = (process.env.BENCH_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres').replace(/\/[^/]*$/, '');
+const IDLE_TURNS = (process.env.BENCH_IDLE_TURNS ?? '1000,10000').split(',').map(Number);
+
+async function main(): Promise<void> {
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const database = `steerline_${prefix}`;
+  const databaseUrl = `${PG_SERVER}/${database}`;
+  const env = { NATS_URL, STEERLINE_PREFIX: prefix, DATABASE_URL: databaseUrl, PORT: '0', STEERLINE_RATE_LIMIT: '0' };
+  const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
+  const nc = await connectNats(NATS_URL, 'bench');
+  const children = [];
+  try {
+    log(`prefix ${prefix}; starting persistence, engine, gateway`);
+    children.push((await spawnApp('persistence', env)).child);
+    children.push((await spawnApp('engine', env)).child);
+    const gateway = await spawnApp('gateway', env);
+    children.push(gateway.child);
+    const gatewayUrl = String(gateway.ready.url);
+
+    log('raw baselines');
+    const raw = await measureRaw({ gatewayUrl, natsUrl: NATS_URL, prefix, databaseUrl });
+    log('steer accept');
+    const accept = await measureSteerAccept(gatewayUrl);
+    log('boundary overhead');
+    const boundary = await measureBoundary({ natsUrl: NATS_URL, prefix, nc });
+    log('projection lag');
+    const lag = await measureProjectionLag(gatewayUrl, nc, prefix);
+    log('projector throughput');
+    const projector = await benchProjector({ databaseUrl, events: 20_000 });
+    log('rebuild');
+    const rebuild = await timeRebuild(env, nc, prefix);
+    log(`memory with ${IDLE_TURNS.join(', ')} idle turns`);
+    const memory = await measureIdleTurnMemory({ natsUrl: NATS_URL, prefix, nc, turns: IDLE_TURNS });
+
+    const acceptFloor = raw.httpMs.p50 + raw.natsRequestMs.p50 + raw.jsAckMs.p50;
+    const rows: Row[] = [
+      { group: 'raw', name: 'HTTP round trip to the gateway process (/healthz), p50', value: raw.httpMs.p50, unit: 'ms' },
+      { group: 'raw', name: 'core NATS request/reply, p50', value: raw.natsRequestMs.p50, unit: 'ms' },
+      { group: 'raw', name: 'JetStream publish → ack, sequential, p50', value: raw.jsAckMs.p50, unit: 'ms' },
+      { group: 'raw', name: 'JetStream publish, 64 acks in flight', value: raw.jsWindowedPerSecond, unit: 'msg/s' },
+      { group: 'raw', name: 'PostgreSQL batched INSERT (500 rows/tx)', value: raw.pgBatchedRowsPerSecond, unit: 'rows/s' },
+      { group: 'steerline', name: 'steer accept, 1 client, p50', value: accept.sequential.p50, unit: 'ms', floor: acceptFloor, floorName: 'HTTP + NATS request + JS ack', target: '≤ 1.5×' },
+      { group: 'steerline', name: 'steer accept, 1 client, p99', value: accept.sequential.p99, unit: 'ms', floor: raw.httpMs.p99 + raw.natsRequestMs.p99 + raw.jsAckMs.p99, floorName: 'same, p99s' },
+      { group: 'steerline', name: 'steer accept, 64 clients, p50', value: accept.concurrent.p50, unit: 'ms', floor: acceptFloor, floorName: 'HTTP + NATS request + JS ack' },
+      { group: 'steerline', name: 'steer accept, 64 clients, p99', value: accept.concurrent.p99, unit: 'ms' },
+      { group: 'steerline', name: 'steers accepted per second, 64 clients', value: accept.concurrent.perSecond, unit: 'steers/s', floor: raw.jsWindowedPerSecond, floorName: 'windowed JS publish' },
+      ...[0, 1, 5].map((k): Row => ({ group: 'steerline', name: `boundary overhead, ${k} steer(s) queued, median`, value: boundary[k], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack', target: k > 0 ? '≤ 1 ack per batch' : undefined })),
+      { group: 'steerline', name: 'projector throughput', value: projector.projectorEventsPerSecond, unit: 'events/s', floor: projector.rawInsertRowsPerSecond, floorName: 'raw batched INSERT of the same payloads', target: '≥ 0.5×' },
+      { group: 'steerline', name: 'end-to-end lag, steer accepted → visible in the read model, p50', value: lag.p50, unit: 'ms' },
+      { group: 'steerline', name: 'end-to-end lag, p99', value: lag.p99, unit: 'ms' },
+      { group: 'steerline', name: `rebuild (${rebuild.events} events)`, value: rebuild.eventsPerSecond, unit: 'events/s', floor: projector.rawInsertRowsPerSecond, floorName: 'raw batched INSERT' },
+      ...memory.map((m): Row => ({ group: 'memory', name: `engine RSS with ${m.turns} running idle turns`, value: m.rssMiB, unit: 'MiB', target: m.turns === 10_000 ? '< 2048 MiB' : undefined })),
+      ...memory.filter((m) => m.turns > 0).map((m): Row => ({ group: 'memory', name: `turn starts per second (to ${m.turns})`, value: m.startsPerSecond, unit: 'turns/s' })),
+    ];
+    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+    const report = renderReport(rows, machine);
+    console.log(report.table);
+    if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
+  } finally {
+    for (const child of children.reverse()) await stop(child);
+    const jsm = await jetstreamManager(nc);
+    const s = subjects(prefix);
+    for (const stream of [s.stream, `KV_${s.turnsBucket}`, `KV_${s.enginesBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
+    await nc.close();
+    const admin = new Client({ connectionString: `${PG_SERVER}/postgres` });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+async function timeRebuild(env: Record<string, string>, nc: Awaited<ReturnType<typeof connectNats>>, prefix: string) {
+  const jsm = await jetstreamManager(nc);
+  const events = (await jsm.streams.info(subjects(prefix).stream)).state.messages;
+  const t0 = performance.now();
+  await promisify(execFile)(process.execPath, [join(__dirname, '../rebuild.js')], { env: { ...process.env, ...env } });
+  return { events, eventsPerSecond: events / ((performance.now() - t0) / 1000) };
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(`bench failed: ${(err as Error).stack ?? err}`);
+    process.exit(1);
+  },
+);

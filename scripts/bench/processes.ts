@@ -1,0 +1,32 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import readline from 'node:readline';
+
+const DIST = join(__dirname, '../..');
+
+/** One app of dist/ as its own process; resolves once it logs that it is ready. */
+export async function spawnApp(app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
+  const child = spawn(process.execPath, [join(DIST, `apps/${app}/src/main.js`)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail: string[] = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${app} was not ready in 30 s:\n${tail.join('\n')}`)), 30_000);
+    child.once('exit', (code) => reject(new Error(`${app} exited (${code}) before it was ready:\n${tail.join('\n')}`)));
+    for (const stream of [child.stdout!, child.stderr!]) {
+      readline.createInterface({ input: stream }).on('line', (line) => {
+        tail.push(line);
+        if (tail.length > 30) tail.shift();
+        if (!line.includes(`${app} ready`)) return;
+        clearTimeout(timer);
+        const record = JSON.parse(line) as Record<string, unknown>;
+        resolve({ child, ready: typeof record.message === 'object' ? { ...record, ...(record.message as object) } : record });
+      });
+    }
+  });
+}
+
+export async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exited;
+}

@@ -1,0 +1,87 @@
+import { Client } from 'pg';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '@steerline/contracts';
+import { median, percentile, timeEach } from './stats';
+
+/** The physical floor on this machine, measured in the same run as Steerline's figures. */
+export interface RawBaselines {
+  httpMs: { p50: number; p99: number };
+  natsRequestMs: { p50: number; p99: number };
+  jsAckMs: { p50: number; p99: number };
+  jsWindowedPerSecond: number;
+  pgBatchedRowsPerSecond: number;
+}
+
+export async function measureRaw(opts: { gatewayUrl: string; natsUrl: string; prefix: string; databaseUrl: string }): Promise<RawBaselines> {
+  const http = await timeEach(2000, () => fetch(`${opts.gatewayUrl}/healthz`).then((r) => r.arrayBuffer()));
+
+  const responder = await connectNats(opts.natsUrl, 'bench-responder');
+  const nc = await connectNats(opts.natsUrl, 'bench-requester');
+  const echo = `${opts.prefix}.bench.echo`;
+  responder.subscribe(echo, {
+    callback: (_err, msg) => {
+      msg.respond(msg.data);
+    },
+  });
+  await responder.flush();
+  const payload = new TextEncoder().encode(JSON.stringify({ tenantId: 'default', text: 'a steer of ordinary length, about sixty characters' }));
+  await timeEach(200, () => nc.request(echo, payload, { timeout: 5000 }));
+  const nats = await timeEach(3000, () => nc.request(echo, payload, { timeout: 5000 }));
+
+  const { jsAck, windowed } = await measureJetStream(nc, opts.prefix, payload);
+  const pgRows = await measurePostgres(opts.databaseUrl);
+  await responder.close();
+  await nc.close();
+  return {
+    httpMs: { p50: median(http), p99: percentile(http, 99) },
+    natsRequestMs: { p50: median(nats), p99: percentile(nats, 99) },
+    jsAckMs: { p50: median(jsAck), p99: percentile(jsAck, 99) },
+    jsWindowedPerSecond: windowed,
+    pgBatchedRowsPerSecond: pgRows,
+  };
+}
+
+async function measureJetStream(nc: NatsConnection, prefix: string, payload: Uint8Array) {
+  const jsm = await jetstreamManager(nc);
+  const stream = `${prefix.toUpperCase()}_BENCH`;
+  await jsm.streams.add({ name: stream, subjects: [`${prefix}.benchlog.>`], storage: 'file' as never });
+  try {
+    const js = jetstream(nc);
+    const jsAck = await timeEach(2000, (i) => js.publish(`${prefix}.benchlog.c${i % 50}`, payload, { msgID: `seq-${i}` }));
+    // Windowed: up to 64 publishes awaiting their acks at once.
+    const total = 10_000;
+    const t0 = performance.now();
+    const inFlight = new Set<Promise<unknown>>();
+    for (let i = 0; i < total; i++) {
+      const p = js.publish(`${prefix}.benchlog.w${i % 50}`, payload, { msgID: `win-${i}` }).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      if (inFlight.size >= 64) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+    return { jsAck, windowed: total / ((performance.now() - t0) / 1000) };
+  } finally {
+    await jsm.streams.delete(stream);
+  }
+}
+
+async function measurePostgres(databaseUrl: string): Promise<number> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await db.query('CREATE TEMP TABLE bench_rows (seq bigint PRIMARY KEY, subject text, payload bytea)');
+    const rows = 20_000;
+    const batch = 500;
+    const body = Buffer.from(JSON.stringify({ type: 'SteerQueued', data: { text: 'a steer of ordinary length, about sixty characters' } }));
+    const t0 = performance.now();
+    for (let i = 0; i < rows; i += batch) {
+      const seqs = Array.from({ length: batch }, (_, k) => i + k);
+      await db.query('BEGIN');
+      await db.query('INSERT INTO bench_rows SELECT * FROM unnest($1::bigint[], $2::text[], $3::bytea[])', [seqs, seqs.map(() => 'steerline.evt.t.c'), seqs.map(() => body)]);
+      await db.query('COMMIT');
+    }
+    return rows / ((performance.now() - t0) / 1000);
+  } finally {
+    await db.end();
+  }
+}

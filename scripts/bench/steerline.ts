@@ -1,0 +1,135 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { request, subjects, type Receipt } from '@steerline/contracts';
+import { startEngine } from '../../apps/engine/src/app';
+import { loadEngineConfig } from '../../apps/engine/src/config';
+import type { ModelProvider, ModelRequest } from '../../apps/engine/src/models/model.provider';
+import { ScriptedModel } from '../../apps/engine/src/models/scripted.model';
+import { BUILTIN_TOOLS } from '../../apps/engine/src/tools/tool.registry';
+import { median, percentile, pool, timeEach } from './stats';
+
+const IDLE = { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 600_000 } } }] };
+
+async function json(res: Response): Promise<any> {
+  const body = await res.json();
+  if (!res.ok) throw new Error(`${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+async function idleTurn(api: string): Promise<string> {
+  const { id } = await json(await fetch(`${api}/conversations`, { method: 'POST' }));
+  const turn = await fetch(`${api}/conversations/${id}/turns`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: 'bench', model: IDLE, limits: { maxQueued: 1000 } }),
+  });
+  return (await json(turn)).turnId;
+}
+
+const steer = (api: string, tid: string, i: number) =>
+  fetch(`${api}/turns/${tid}/steers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: `steer number ${i}` }) }).then(json);
+
+/** Steer accept latency through the gateway (`Prefer: wait=0`): one client, then 64 at once. */
+export async function measureSteerAccept(gatewayUrl: string) {
+  const api = `${gatewayUrl}/v1`;
+  const one = await idleTurn(api);
+  await timeEach(50, (i) => steer(api, one, i));
+  const sequential = await timeEach(500, (i) => steer(api, one, i + 50));
+  const turns = await pool(Array.from({ length: 64 }, () => () => idleTurn(api)), 16);
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  await Promise.all(
+    turns.map(async (tid) => {
+      for (let i = 0; i < 40; i++) {
+        const s = performance.now();
+        await steer(api, tid, i);
+        latencies.push(performance.now() - s);
+      }
+    }),
+  );
+  const perSecond = latencies.length / ((performance.now() - t0) / 1000);
+  await pool([one, ...turns].map((tid) => () => fetch(`${api}/turns/${tid}/cancel`, { method: 'POST' })), 16);
+  return {
+    sequential: { p50: median(sequential), p99: percentile(sequential, 99) },
+    concurrent: { p50: median(latencies), p99: percentile(latencies, 99), perSecond },
+  };
+}
+
+/**
+ * Boundary overhead: from the moment the step's last tool result is in the
+ * engine's hands to the moment the next model request is sent, with 0, 1 and 5
+ * steers waiting. Measured in an engine in this process (its own prefix), with
+ * the built-in `sleep` and the scripted model timed where they hand over.
+ */
+export async function measureBoundary(opts: { natsUrl: string; prefix: string; nc: NatsConnection }) {
+  const prefix = `${opts.prefix}b`;
+  const s = subjects(prefix);
+  const toolDone = new Map<string, number>();
+  const requested = new Map<string, number>();
+  const sleep = BUILTIN_TOOLS.find((t) => t.spec.name === 'sleep')!;
+  const run = sleep.run.bind(sleep);
+  sleep.run = async (args, signal, call) => {
+    const out = await run(args, signal, call);
+    if (call) toolDone.set(call.turnId, performance.now());
+    return out;
+  };
+  const scripted = new ScriptedModel();
+  const timed: ModelProvider = {
+    complete(req: ModelRequest, signal: AbortSignal) {
+      if (req.step === 2) requested.set(req.messages[req.messages.length - 1].turnId, performance.now());
+      return scripted.complete(req, signal);
+    },
+  };
+  const engine = await startEngine({ ...loadEngineConfig({ NATS_URL: opts.natsUrl, STEERLINE_PREFIX: prefix }) }, { logger: false });
+  engine.service.models.register('scripted', timed);
+  const call = <T>(subject: string, body: unknown) => request<T>(opts.nc, subject, body, { timeoutMs: 10_000, noResponders: 'unavailable' });
+  const result: Record<number, number> = {};
+  try {
+    for (const queued of [0, 1, 5]) {
+      const samples: number[] = [];
+      for (let rep = 0; rep < 40; rep++) {
+        const { id } = await call<{ id: string }>(s.createConversation, { tenantId: 'default' });
+        const { turnId } = await call<{ turnId: string }>(s.startTurn, {
+          tenantId: 'default',
+          conversationId: id,
+          prompt: 'bench',
+          model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 60 } } }, { text: 'ok' }] },
+        });
+        for (let i = 0; i < queued; i++) await call<Receipt>(s.turnSteer(turnId), { tenantId: 'default', text: `steer ${i}` });
+        const deadline = Date.now() + 5000;
+        while (!requested.has(turnId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+        if (rep >= 5) samples.push(requested.get(turnId)! - toolDone.get(turnId)!);
+      }
+      result[queued] = median(samples);
+    }
+  } finally {
+    sleep.run = run;
+    await engine.close();
+    const { jetstreamManager } = await import('@nats-io/jetstream');
+    const jsm = await jetstreamManager(opts.nc);
+    for (const stream of [s.stream, `KV_${s.turnsBucket}`, `KV_${s.enginesBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
+  }
+  return result;
+}
+
+/** End-to-end lag: a steer accepted (its event appended) until the read model answers with it. */
+export async function measureProjectionLag(gatewayUrl: string, nc: NatsConnection, prefix: string) {
+  const api = `${gatewayUrl}/v1`;
+  const s = subjects(prefix);
+  const tid = await idleTurn(api);
+  const samples: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const receipt = (await steer(api, tid, i)) as Receipt;
+    const t0 = performance.now();
+    for (;;) {
+      const found = await request(nc, s.querySteer, { tenantId: 'default', turnId: tid, steerId: receipt.steerId }, { timeoutMs: 5000, noResponders: 'unavailable' }).then(
+        () => true,
+        () => false,
+      );
+      if (found) break;
+      if (performance.now() - t0 > 5000) throw new Error('the steer never became visible');
+    }
+    if (i >= 10) samples.push(performance.now() - t0);
+  }
+  await fetch(`${api}/turns/${tid}/cancel`, { method: 'POST' });
+  return { p50: median(samples), p99: percentile(samples, 99) };
+}
