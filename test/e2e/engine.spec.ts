@@ -50,4 +50,15 @@ describe('engine over real NATS JetStream', () => {
     expect(checkInvariants(events, { requireSettled: true })).toEqual([]);
     await expect(call(nats.s.turnSteer(turnId), { tenantId: 'default', text: 'late' })).rejects.toMatchObject({ code: 'turn_not_running' });
   });
+
+  it('a conversation whose last message does not decode still takes a new turn (the append names the true last sequence)', async () => {
+    const { id: conversationId } = await call<{ id: string }>(nats.s.createConversation, { tenantId: 'default' });
+    await nats.js.publish(nats.s.conversationEvents('default', conversationId), 'not an event');
+    const { turnId } = await call<{ turnId: string }>(nats.s.startTurn, { tenantId: 'default', conversationId, prompt: 'after the noise', model: { provider: 'scripted', script: [{ text: 'fine' }] } });
+    const events = await eventually(async () => {
+      const all = (await nats.readAll()).filter((e) => e.event.turnId === turnId);
+      return all.some((e) => e.event.type === 'TurnCompleted') ? all : undefined;
+    });
+    expect(events[0].event).toMatchObject({ type: 'TurnStarted', data: { prompt: 'after the noise' } });
+  });
 });

@@ -87,7 +87,7 @@ describe('a conversation’s events as Server-Sent Events straight from the log'
 
   it('a client that disconnects mid-turn and resumes with Last-Event-ID gets the rest live, with no gap and no duplicate', async () => {
     const cid = await newConversation();
-    const tid = await startTurn(cid, [{ tool: { name: 'sleep', args: { ms: 400 } } }, { tool: { name: 'sleep', args: { ms: 300 } } }, { text: 'done' }]);
+    const tid = await startTurn(cid, [{ tool: { name: 'sleep', args: { ms: 800 } } }, { tool: { name: 'sleep', args: { ms: 200 } } }, { text: 'done' }]);
     const first = await openStream(stack.url, cid);
     const before = await readUntil(first, (m) => m.event === 'ToolCallStarted');
     first.close();

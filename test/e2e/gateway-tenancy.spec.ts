@@ -7,9 +7,9 @@ const GLOBEX = { authorization: 'Bearer k2' };
 
 describe('tenants are isolated: another tenant’s conversation, turn and steer do not exist for you', () => {
   let stack: Stack;
-  let cid: string;
-  let tid: string;
-  let sid: string;
+  let cid = '';
+  let tid = '';
+  let sid = '';
 
   beforeAll(async () => {
     stack = await startStack({ env: { STEERLINE_API_KEYS: 'k1:acme,k2:globex' } });
@@ -34,29 +34,32 @@ describe('tenants are isolated: another tenant’s conversation, turn and steer 
   });
 
   // Every route that names the first tenant's resources, called with the second tenant's key.
-  const routes: Array<[string, string, () => string, unknown?, Record<string, string>?]> = [
+  // Paths and bodies are functions: the ids exist only once beforeAll has run.
+  type Route = [what: string, method: string, path: () => string, body?: () => unknown, headers?: Record<string, string>];
+  const routes: Route[] = [
     ['reads the conversation', 'GET', () => `/conversations/${cid}`],
     ['streams the conversation’s events', 'GET', () => `/conversations/${cid}/events`],
-    ['starts a turn in the conversation', 'POST', () => `/conversations/${cid}/turns`, { prompt: 'hijack' }],
-    ['steers the conversation', 'POST', () => `/conversations/${cid}/steers`, { text: 'hijack' }],
-    ['steers the conversation naming the turn', 'POST', () => `/conversations/${cid}/steers`, { text: 'hijack', expectedTurnId: tid }],
+    ['starts a turn in the conversation', 'POST', () => `/conversations/${cid}/turns`, () => ({ prompt: 'hijack' })],
+    ['steers the conversation', 'POST', () => `/conversations/${cid}/steers`, () => ({ text: 'hijack' })],
+    ['steers the conversation naming the turn', 'POST', () => `/conversations/${cid}/steers`, () => ({ text: 'hijack', expectedTurnId: tid })],
     ['reads the turn', 'GET', () => `/turns/${tid}`],
-    ['steers the turn', 'POST', () => `/turns/${tid}/steers`, { text: 'hijack' }],
-    ['steers the turn reusing the steer’s id', 'POST', () => `/turns/${tid}/steers`, { text: 'hijack', steerId: sid }],
+    ['steers the turn', 'POST', () => `/turns/${tid}/steers`, () => ({ text: 'hijack' })],
+    ['steers the turn reusing the steer’s id', 'POST', () => `/turns/${tid}/steers`, () => ({ text: 'hijack', steerId: sid })],
     ['cancels the turn', 'POST', () => `/turns/${tid}/cancel`],
     ['reads the steer', 'GET', () => `/turns/${tid}/steers/${sid}`],
     ['reads the steer waiting for it', 'GET', () => `/turns/${tid}/steers/${sid}`, undefined, { prefer: 'wait=1' }],
     ['withdraws the steer', 'DELETE', () => `/turns/${tid}/steers/${sid}`],
   ];
 
-  it.each(routes)('another tenant that %s gets 404 not_found', async (_what, method, path, body, headers) => {
-    const res = await stack.api(method, path(), body, { ...GLOBEX, ...headers });
+  // Rest parameters: a test function declaring more parameters than a row has would be taken for a done-callback test.
+  it.each(routes)('another tenant that %s gets 404 not_found', async (...[, method, path, body, headers]: Route) => {
+    const res = await stack.api(method, path(), body?.(), { ...GLOBEX, ...headers });
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('not_found');
   });
 
-  it.each(routes)('a caller without a valid key that %s gets 401', async (_what, method, path, body) => {
-    const res = await stack.api(method, path(), body, { authorization: 'Bearer nope' });
+  it.each(routes)('a caller without a valid key that %s gets 401', async (...[, method, path, body]: Route) => {
+    const res = await stack.api(method, path(), body?.(), { authorization: 'Bearer nope' });
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('unauthorized');
   });

@@ -61,10 +61,17 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
 
 export async function eventually<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
   for (;;) {
-    const value = await fn();
+    // A check that throws (a service still recovering) counts as "not yet".
+    const value = await Promise.resolve()
+      .then(fn)
+      .catch((err: unknown) => {
+        lastError = err;
+        return undefined;
+      });
     if (value !== undefined && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? `; last error: ${(lastError as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

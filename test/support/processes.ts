@@ -167,3 +167,47 @@ export class CuttableProxy {
     await new Promise((r) => this.server.close(r));
   }
 }
+
+/** Three nats-server processes routed into one JetStream cluster on loopback. */
+export class NatsCluster {
+  private readonly nodes: { child?: ChildProcess; port: number; clusterPort: number; dir: string; name: string }[] = [];
+
+  static async start(size = 3): Promise<NatsCluster> {
+    const cluster = new NatsCluster();
+    for (let i = 0; i < size; i++) {
+      cluster.nodes.push({ port: await freePort(), clusterPort: await freePort(), dir: mkdtempSync(join(tmpdir(), `steerline-cluster-${i}-`)), name: `n${i + 1}` });
+    }
+    for (let i = 0; i < size; i++) cluster.startNode(i);
+    await Promise.all(cluster.nodes.map((n) => waitForPort(n.port)));
+    return cluster;
+  }
+
+  /** Every node's client URL, comma-separated, as NATS_URL takes them. */
+  get url(): string {
+    return this.nodes.map((n) => `nats://127.0.0.1:${n.port}`).join(',');
+  }
+
+  private startNode(i: number): void {
+    const node = this.nodes[i];
+    const routes = this.nodes.filter((_, j) => j !== i).map((n) => `nats://127.0.0.1:${n.clusterPort}`).join(',');
+    const binary = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync) ?? 'nats-server';
+    node.child = spawn(
+      binary,
+      ['-js', '-a', '127.0.0.1', '-p', String(node.port), '-sd', node.dir, '-n', node.name, '--cluster_name', 'steerline-test', '--cluster', `nats://127.0.0.1:${node.clusterPort}`, '--routes', routes],
+      { stdio: 'ignore' },
+    );
+  }
+
+  async kill(i: number): Promise<void> {
+    const child = this.nodes[i].child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  async destroy(): Promise<void> {
+    for (let i = 0; i < this.nodes.length; i++) await this.kill(i);
+    for (const n of this.nodes) rmSync(n.dir, { recursive: true, force: true });
+  }
+}

@@ -148,6 +148,35 @@ export async function readSubject(js: JetStreamClient, jsm: JetStreamManager, st
   return out;
 }
 
+/**
+ * Reads one conversation's subject with direct gets, one message at a time:
+ * no consumer is created, so it keeps working while a cluster node is down
+ * (consumer placement may wait on a dead peer). Meant for short histories.
+ * `lastSeq` is the subject's true last sequence, counting undecodable messages.
+ */
+export async function readConversation(jsm: JetStreamManager, stream: string, subject: string): Promise<{ events: StoredEvent[]; lastSeq: number }> {
+  const last = await lastMessage(jsm, stream, subject);
+  if (!last) return { events: [], lastSeq: 0 };
+  const events: StoredEvent[] = [];
+  let seq = 1;
+  for (let misses = 0; seq <= last.seq; ) {
+    const msg = await jsm.direct.getMessage(stream, { seq, next_by_subj: subject }).catch((err: unknown) => {
+      if (isNoMessage(err)) return null;
+      throw err;
+    });
+    if (!msg) {
+      // A replica that answers a direct get may trail the leader by a moment.
+      if (++misses > 20) throw new Error(`${subject} could not be read up to sequence ${last.seq}`);
+      await new Promise((r) => setTimeout(r, 25));
+      continue;
+    }
+    const decoded = decodeEvent(msg.data);
+    if (decoded.ok) events.push({ streamSeq: msg.seq, subject, event: decoded.event });
+    seq = msg.seq + 1;
+  }
+  return { events, lastSeq: last.seq };
+}
+
 /** The stream sequence of the last message on a subject, 0 when there is none. */
 export async function lastMessageSeq(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
   return (await lastMessage(jsm, stream, subject))?.seq ?? 0;

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { readSubject, uuidv7, type Subjects, type TurnEvent } from '@steerline/contracts';
+import { readConversation, uuidv7, type Subjects, type TurnEvent } from '@steerline/contracts';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import { execute } from '../turn/turn.decider';
 import { evolve } from '../turn/turn.evolve';
@@ -52,12 +52,12 @@ export class OrphanReaper {
 
   private async settle(turn: OwnedTurn): Promise<boolean> {
     const subject = this.deps.s.conversationEvents(turn.tenantId, turn.conversationId);
-    const stored = await readSubject(this.deps.js, this.deps.jsm, this.deps.s.stream, subject);
+    const { events: stored, lastSeq } = await readConversation(this.deps.jsm, this.deps.s.stream, subject);
     const events = stored.map((x) => x.event).filter((e): e is TurnEvent => e.turnId === turn.turnId);
     const state = events.reduce(evolve, { ...initialState(), turnId: turn.turnId, tenantId: turn.tenantId, conversationId: turn.conversationId });
     if (state.status !== 'running') return false;
     const { events: settling } = execute(state, { type: 'AbandonTurn', reason: 'engine_lost' }, () => ({ id: uuidv7(), at: new Date().toISOString() }));
-    await this.deps.log.append(subject, settling, stored[stored.length - 1].streamSeq);
+    await this.deps.log.append(subject, settling, lastSeq);
     this.logger.log({ message: 'settled a turn whose engine was lost', turnId: turn.turnId, engineId: turn.engineId, steersDropped: settling.length - 1 });
     return true;
   }

@@ -8,7 +8,7 @@ import {
   isTerminalTurnEvent,
   lastMessage,
   messagesOf,
-  readSubject,
+  readConversation,
   uuidv7,
   type StartTurnCommand,
   type StoredEvent,
@@ -74,8 +74,8 @@ export class TurnRegistry {
     this.starting.add(conversationId);
     try {
       const subject = this.deps.subjects.conversationEvents(tenantId, conversationId);
-      const stored = await this.history(subject);
-      if (stored.length === 0) throw new SteerlineError('not_found', `conversation ${conversationId} does not exist`);
+      const { events: stored, lastSeq } = await this.history(subject);
+      if (lastSeq === 0) throw new SteerlineError('not_found', `conversation ${conversationId} does not exist`);
       const running = runningTurn(stored.map((s) => s.event).filter((e): e is TurnEvent => e.turnId !== null));
       if (running) throw new SteerlineError('turn_already_running', `turn ${running} of this conversation is running`, { turnId: running });
       const turnId = command.turnId ?? uuidv7();
@@ -89,7 +89,7 @@ export class TurnRegistry {
         },
         { ...initialState(), turnId, tenantId, conversationId },
         stored.flatMap((s) => messagesOf(s.event)),
-        stored[stored.length - 1].streamSeq,
+        lastSeq,
       );
       this.byTurn.set(turnId, runner);
       this.byConversation.set(conversationId, runner);
@@ -119,15 +119,16 @@ export class TurnRegistry {
   }
 
   /**
-   * The conversation's events so far. A conversation's first turn (its last
-   * event is ConversationCreated) needs one direct get, not a consumer.
+   * The conversation's events so far and its subject's last sequence (counting
+   * messages that do not decode: the next append must name the true last one).
+   * A conversation's first turn (its last event is ConversationCreated) needs one get.
    */
-  private async history(subject: string): Promise<StoredEvent[]> {
-    const { js, jsm, subjects } = this.deps;
+  private async history(subject: string): Promise<{ events: StoredEvent[]; lastSeq: number }> {
+    const { jsm, subjects } = this.deps;
     const last = await lastMessage(jsm, subjects.stream, subject);
-    if (!last) return [];
-    if (last.event?.type === 'ConversationCreated') return [{ streamSeq: last.seq, subject, event: last.event }];
-    return readSubject(js, jsm, subjects.stream, subject);
+    if (!last) return { events: [], lastSeq: 0 };
+    if (last.event?.type === 'ConversationCreated') return { events: [{ streamSeq: last.seq, subject, event: last.event }], lastSeq: last.seq };
+    return readConversation(jsm, subjects.stream, subject);
   }
 
   /** Settles every running turn (graceful shutdown): their steers are dropped honestly, not lost. */

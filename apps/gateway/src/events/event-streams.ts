@@ -1,18 +1,12 @@
 import { once } from 'node:events';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Match, type NatsConnection } from '@nats-io/transport-node';
-import {
-  DeliverPolicy,
-  jetstream,
-  jetstreamManager,
-  JetStreamApiCodes,
-  type JetStreamManager,
-  type OrderedConsumerOptions,
-} from '@nats-io/jetstream';
-import { decodeJson, EVENT_TYPE_HEADER, jetStreamErrorCode, lastMessageSeq, SteerlineError, type Subjects } from '@steerline/contracts';
+import { DeliverPolicy, jetstream, type OrderedConsumerOptions } from '@nats-io/jetstream';
+import { decodeJson, EVENT_TYPE_HEADER, SteerlineError, type Subjects } from '@steerline/contracts';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config';
 import type { HttpResponse } from '../http/http.types';
 import { GatewayMetrics } from '../observability/metrics';
+import { EventLogClient } from '../nats/event-log.client';
 import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
 import { sseComment, sseEvent, sseRetry } from './sse';
 
@@ -40,13 +34,13 @@ export interface StreamRequest {
 export class EventStreams implements OnModuleDestroy {
   private readonly log = new Logger('events');
   private readonly open = new Set<() => void>();
-  private jsm?: Promise<JetStreamManager>;
   private closing = false;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(SUBJECTS) private readonly s: Subjects,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(EventLogClient) private readonly eventLog: EventLogClient,
     @Inject(GatewayMetrics) metrics: GatewayMetrics,
   ) {
     metrics.countStreams(() => this.open.size);
@@ -65,10 +59,8 @@ export class EventStreams implements OnModuleDestroy {
    */
   async stream(req: StreamRequest, res: HttpResponse): Promise<void> {
     if (this.closing) throw new SteerlineError('unavailable', 'the gateway is shutting down');
+    await this.eventLog.mustExist(req.tenantId, req.conversationId);
     const subject = this.s.conversationEvents(req.tenantId, req.conversationId);
-    // The subject carries the tenant, so another tenant's conversation has no
-    // message here and is not found, like one that does not exist.
-    if ((await this.lastSeq(subject)) === 0) throw new SteerlineError('not_found', `conversation ${req.conversationId} not found`, { conversationId: req.conversationId });
 
     const consumer = await jetstream(this.nc)
       .consumers.get(this.s.stream, consumerOptions(subject, req.after))
@@ -86,6 +78,8 @@ export class EventStreams implements OnModuleDestroy {
     };
     this.open.add(end);
     res.once('close', end);
+    // A client gone while the consumer was set up has already had its 'close'.
+    if (res.closed || res.socket?.destroyed !== false) end();
     try {
       res.writeHead(200, {
         'Content-Type': 'text/event-stream; charset=utf-8',
@@ -108,20 +102,6 @@ export class EventStreams implements OnModuleDestroy {
       this.open.delete(end);
       end();
       await consumer.delete().catch(() => undefined);
-    }
-  }
-
-  private async lastSeq(subject: string): Promise<number> {
-    this.jsm ??= jetstreamManager(this.nc, { checkAPI: false }).catch((err: unknown) => {
-      this.jsm = undefined;
-      throw err;
-    });
-    try {
-      return await lastMessageSeq(await this.jsm, this.s.stream, subject);
-    } catch (err) {
-      // No stream yet means no conversation yet.
-      if (jetStreamErrorCode(err) === JetStreamApiCodes.StreamNotFound) return 0;
-      throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
     }
   }
 }

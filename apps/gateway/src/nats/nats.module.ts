@@ -2,6 +2,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Subjects } from '@steerline/contracts';
 import { EngineClient } from './engine.client';
+import { EventLogClient } from './event-log.client';
 import { NATS_CONNECTION, SUBJECTS } from './nats.tokens';
 import { ReadModelsClient } from './read-models.client';
 
@@ -18,6 +19,7 @@ export class NatsModule {
       { provide: SUBJECTS, useValue: subjects },
       EngineClient,
       ReadModelsClient,
+      EventLogClient,
     ];
     return { module: NatsModule, providers, exports: providers };
   }

@@ -4,6 +4,7 @@ import { Tenant } from '../auth/auth.guard';
 import { ApiDoc } from '../docs/api-doc';
 import { JsonBody, UuidPipe } from '../http/params';
 import { EngineClient } from '../nats/engine.client';
+import { EventLogClient } from '../nats/event-log.client';
 import { ReadModelsClient } from '../nats/read-models.client';
 import { CancelTurnBody, StartTurnBody } from './turn-bodies';
 
@@ -13,6 +14,7 @@ export class TurnsController {
   constructor(
     @Inject(EngineClient) private readonly engine: EngineClient,
     @Inject(ReadModelsClient) private readonly reads: ReadModelsClient,
+    @Inject(EventLogClient) private readonly eventLog: EventLogClient,
   ) {}
 
   /** 202: the turn runs on after the answer; its progress is read from the log. */
@@ -29,11 +31,15 @@ export class TurnsController {
       503: 'unavailable: no engine answers',
     },
   })
-  startTurn(
+  async startTurn(
     @Tenant() tenantId: string,
     @Param('cid', UuidPipe) conversationId: string,
     @JsonBody(StartTurnBody) body: StartTurnBody,
   ): Promise<{ turnId: string }> {
+    // Checked here, on the tenant's own subject, before the engine is asked: an
+    // engine that answers turn_already_running first would reveal that another
+    // tenant's conversation exists.
+    await this.eventLog.mustExist(tenantId, conversationId);
     return this.engine.startTurn({ tenantId, conversationId, ...body });
   }
 

@@ -204,6 +204,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
       if (active !== expected.id) throw new GenerationSwitched(expected.id, active);
       return projectBatch(db, this.s.projectorConsumer, batch, this.deadLetters);
     });
+    // Fault tests only (STEERLINE_FAULT): die in the one window where a crash must change nothing.
     if (this.config.fault === 'exit_after_commit') process.kill(process.pid, 'SIGKILL');
     // After the commit: a crash before this ack only causes a redelivery, which the checkpoint skips.
     msgs[msgs.length - 1].ack();

@@ -1,0 +1,42 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager, JetStreamApiCodes, type JetStreamManager } from '@nats-io/jetstream';
+import { jetStreamErrorCode, lastMessageSeq, SteerlineError, type Subjects } from '@steerline/contracts';
+import { NATS_CONNECTION, SUBJECTS } from './nats.tokens';
+
+/** Reads of the event log itself (not the read models, which lag it). */
+@Injectable()
+export class EventLogClient {
+  private jsm?: Promise<JetStreamManager>;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(SUBJECTS) private readonly s: Subjects,
+  ) {}
+
+  /**
+   * The stream sequence of the conversation's last event, 0 when it has none.
+   * The subject carries the tenant, so another tenant's conversation has no
+   * event here and reads exactly like one that does not exist.
+   */
+  async lastSeq(tenantId: string, conversationId: string): Promise<number> {
+    this.jsm ??= jetstreamManager(this.nc, { checkAPI: false }).catch((err: unknown) => {
+      this.jsm = undefined;
+      throw err;
+    });
+    try {
+      return await lastMessageSeq(await this.jsm, this.s.stream, this.s.conversationEvents(tenantId, conversationId));
+    } catch (err) {
+      // No stream yet means no conversation yet.
+      if (jetStreamErrorCode(err) === JetStreamApiCodes.StreamNotFound) return 0;
+      throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
+    }
+  }
+
+  /** Throws `not_found` unless the tenant has this conversation. */
+  async mustExist(tenantId: string, conversationId: string): Promise<void> {
+    if ((await this.lastSeq(tenantId, conversationId)) === 0) {
+      throw new SteerlineError('not_found', `conversation ${conversationId} not found`, { conversationId });
+    }
+  }
+}

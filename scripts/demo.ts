@@ -1,0 +1,203 @@
+/**
+ * `npm run demo`: a scripted turn against running services (GATEWAY_URL,
+ * default http://127.0.0.1:3000; STEERLINE_API_KEY when the gateway has keys).
+ * It steers the turn mid-flight, shows the conversation's live events and each
+ * steer's receipt as they happen, then prints the transcript as the model saw it.
+ * In a terminal it keeps a progress line and lets you type steers of your own;
+ * with CI=true or without a terminal it runs alone and prints plain lines.
+ */
+import { createInterface } from 'node:readline';
+import { SteerlineClient, SteerlineClientError, type Receipt, type StreamedEvent } from '@steerline/client';
+
+const GATEWAY_URL = process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000';
+const interactive = Boolean(process.stdout.isTTY && process.stdin.isTTY) && process.env.CI !== 'true';
+const client = new SteerlineClient({ baseUrl: GATEWAY_URL, apiKey: process.env.STEERLINE_API_KEY });
+const TURN_TIMEOUT_MS = 60_000;
+
+/** Lines scroll above one progress line in a terminal; elsewhere progress is printed when it changes. */
+class Display {
+  private status = '';
+  private lastPlain = '';
+
+  line(text: string): void {
+    if (interactive) process.stdout.write(`\r\x1b[2K${text}\n${this.status}`);
+    else process.stdout.write(`${text}\n`);
+  }
+
+  /** `detail` only shows on the terminal's progress line; plain output would repeat it on every event. */
+  progress(text: string, detail = ''): void {
+    this.status = `${text}${detail}`;
+    if (interactive) process.stdout.write(`\r\x1b[2K${this.status}`);
+    else if (text !== this.lastPlain) process.stdout.write(`progress: ${text}\n`);
+    this.lastPlain = text;
+  }
+
+  done(): void {
+    if (interactive) process.stdout.write('\r\x1b[2K');
+  }
+}
+
+const display = new Display();
+const tally = { step: 0, queued: 0, delivered: 0, dropped: 0, events: 0 };
+const started = Date.now();
+const clock = () => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`;
+
+function showProgress(state = 'running'): void {
+  display.progress(`[${state}] step ${tally.step} · steers queued ${tally.queued} · delivered ${tally.delivered} · dropped ${tally.dropped}`, ` · ${tally.events} events`);
+}
+
+function describe({ event }: StreamedEvent): string {
+  switch (event.type) {
+    case 'ConversationCreated':
+      return 'conversation created';
+    case 'TurnStarted':
+      return `turn started: "${event.data.prompt}" (${event.data.model.provider} model)`;
+    case 'ModelRequested':
+      tally.step = event.data.step;
+      return `model request for step ${event.data.step}${event.data.steerIds.length ? `, carrying ${event.data.steerIds.length} steer(s)` : ''}`;
+    case 'ModelResponded':
+      return event.data.toolCalls.length
+        ? `model calls ${event.data.toolCalls.map((c) => `${c.name} ${JSON.stringify(c.args)}`).join(', ')}`
+        : `model answers: ${JSON.stringify(event.data.text)}`;
+    case 'ToolCallStarted':
+      return `tool ${event.data.name} running`;
+    case 'ToolCallFinished':
+      return `tool ${event.data.name} ${event.data.ok ? 'finished' : 'failed'} in ${Math.round(event.data.durationMs)} ms`;
+    case 'SteerQueued':
+      tally.queued++;
+      return `steer #${event.data.position} accepted, queued: "${event.data.text}"`;
+    case 'SteeringDelivered':
+      tally.queued--;
+      tally.delivered++;
+      return `steer #${event.data.position} DELIVERED at step ${event.data.step}'s ${event.data.boundary} boundary, in request ${event.data.requestStep}`;
+    case 'SteerDropped':
+      tally.queued--;
+      tally.dropped++;
+      return `steer #${event.data.position} DROPPED (${event.data.reason}); text handed back: "${event.data.text}"`;
+    case 'TurnCompleted':
+      return `turn completed after ${event.data.steps} steps`;
+    case 'TurnCancelled':
+      return `turn cancelled: ${event.data.reason}`;
+    case 'TurnFailed':
+      return `turn failed: ${event.data.error.message}`;
+  }
+}
+
+function receiptLine(label: string, r: Receipt): string {
+  switch (r.status) {
+    case 'delivered':
+      return `receipt for "${r.text}" (${label}): delivered at step ${r.step}, ${r.boundary}`;
+    case 'queued':
+      return `receipt for "${r.text}" (${label}): queued at position ${r.position}`;
+    case 'dropped':
+      return `receipt for "${r.text}" (${label}): dropped (${r.reason})`;
+  }
+}
+
+/** Streams events until the turn ends; resolves with the turn's last event type, if it ended. */
+async function follow(conversationId: string, turnEnded: AbortController): Promise<string | undefined> {
+  let end: string | undefined;
+  for await (const e of client.events(conversationId, { signal: turnEnded.signal, reconnectDelayMs: 200, maxReconnects: 20 })) {
+    tally.events++;
+    display.line(`${clock()}  #${String(e.id).padEnd(4)} ${e.type.padEnd(19)} ${describe(e)}`);
+    showProgress();
+    if (e.type === 'TurnCompleted' || e.type === 'TurnCancelled' || e.type === 'TurnFailed') {
+      end = e.type;
+      turnEnded.abort();
+    }
+  }
+  return end;
+}
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The demo's own steers, timed to land while step 1's tool runs. */
+async function scriptedSteers(turnId: string): Promise<void> {
+  await wait(300);
+  // Waits for its settlement: the answer comes once the model has the steer.
+  const first = client.steer(turnId, 'Keep the public API unchanged', { waitSeconds: 15 }).then((r) => display.line(`${clock()}  ${receiptLine('waited for', r)}`));
+  // Awaited below; this only keeps an early failure of the others from leaving it unhandled.
+  first.catch(() => undefined);
+  await wait(150);
+  const second = await client.steer(turnId, 'Add a test for the empty input first');
+  display.line(`${clock()}  ${receiptLine('answered at once', second)}`);
+  const third = await client.steer(turnId, 'Rename everything to snake_case');
+  display.line(`${clock()}  ${receiptLine('answered at once', third)}`);
+  await wait(200);
+  display.line(`${clock()}  second thoughts: withdrawing "${third.text}"`);
+  display.line(`${clock()}  ${receiptLine('withdrawn', await client.withdraw(turnId, third.steerId))}`);
+  await first;
+}
+
+/** In a terminal: each line typed while the turn runs is sent as a steer. */
+function typedSteers(turnId: string, turnEnded: AbortSignal): void {
+  if (!interactive) return;
+  const rl = createInterface({ input: process.stdin });
+  display.line('type a steer and press Enter to send it while the turn runs');
+  rl.on('line', (text) => {
+    if (!text.trim()) return;
+    client.steer(turnId, text).then(
+      (r) => display.line(`${clock()}  ${receiptLine('yours', r)}`),
+      (err: unknown) => display.line(`${clock()}  your steer was refused: ${(err as Error).message}`),
+    );
+  });
+  turnEnded.addEventListener('abort', () => rl.close(), { once: true });
+}
+
+async function printTranscript(conversationId: string, turnId: string): Promise<void> {
+  // The read model follows the log with a small delay: wait for it to show the turn's end.
+  for (let i = 0; i < 50; i++) {
+    const turn = await client.getTurn(turnId).catch(() => undefined);
+    if (turn && turn.status !== 'running') break;
+    await wait(200);
+  }
+  const conversation = await client.getConversation(conversationId);
+  display.line('\nTranscript (the model context, in order):');
+  for (const m of conversation.messages) {
+    const who = m.role === 'user' && m.steerId ? 'user (steer)' : m.role;
+    const calls = m.role === 'assistant' && m.toolCalls?.length ? ` [calls ${m.toolCalls.map((c) => c.name).join(', ')}]` : '';
+    display.line(`  ${who.padEnd(13)} ${JSON.stringify(m.content)}${calls}`);
+  }
+  display.line('\nSteers:');
+  for (const s of conversation.steers) display.line(`  #${s.position} ${s.status.padEnd(9)} ${s.reason ? `(${s.reason}) ` : ''}"${s.text}"`);
+}
+
+async function main(): Promise<void> {
+  display.line(`Steerline demo against ${GATEWAY_URL}${interactive ? '' : ' (non-interactive)'}`);
+  const health = await fetch(`${GATEWAY_URL}/healthz`).catch(() => undefined);
+  if (!health?.ok) throw new Error(`no gateway answers at ${GATEWAY_URL}: start the services with \`npm start\`, or set GATEWAY_URL`);
+
+  const { id: conversationId } = await client.createConversation();
+  const toolMs = interactive ? 6000 : 1500;
+  const { turnId } = await client.startTurn(conversationId, {
+    prompt: 'Refactor the parser',
+    model: {
+      provider: 'scripted',
+      script: [{ tool: { name: 'sleep', args: { ms: toolMs } } }, { tool: { name: 'sleep', args: { ms: toolMs / 2 } } }, { text: 'Refactoring done.' }],
+    },
+  });
+  display.line(`conversation ${conversationId}, turn ${turnId}`);
+  showProgress();
+
+  const turnEnded = new AbortController();
+  const timeout = setTimeout(() => turnEnded.abort(), TURN_TIMEOUT_MS);
+  typedSteers(turnId, turnEnded.signal);
+  const steering = scriptedSteers(turnId);
+  const end = await follow(conversationId, turnEnded);
+  clearTimeout(timeout);
+  await steering;
+  if (end !== 'TurnCompleted') throw new Error(end ? `the turn ended with ${end}` : `the turn did not end within ${TURN_TIMEOUT_MS / 1000} s`);
+  showProgress('done');
+  display.done();
+  await printTranscript(conversationId, turnId);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    display.done();
+    const detail = err instanceof SteerlineClientError ? `${err.code}: ${err.message}` : (err as Error).message;
+    process.stderr.write(`demo failed: ${detail}\n`);
+    process.exit(1);
+  },
+);

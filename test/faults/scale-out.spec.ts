@@ -1,0 +1,131 @@
+import { checkInvariants, connectNats, decodeEvent, jetstreamManager, type StoredEvent } from '@steerline/contracts';
+import { createTestDatabase, eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
+import { NatsCluster, ServiceProcess, freePort } from '../support/processes';
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+type Api = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
+
+function client(base: string): Api {
+  return async (method, path, body) => {
+    const res = await fetch(`${base}/v1${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+}
+
+describe('scale-out: a 3-node NATS cluster, two of each service, under load', () => {
+  const prefix = uniquePrefix();
+  let cluster: NatsCluster;
+  let nats: NatsHandle;
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  const services: ServiceProcess[] = [];
+  let env: Record<string, string>;
+
+  async function service(app: 'engine' | 'gateway' | 'persistence', extra: Record<string, string> = {}) {
+    const p = new ServiceProcess(app, { ...env, ...extra });
+    services.push(p);
+    await p.ready(60_000);
+    return p;
+  }
+
+  beforeAll(async () => {
+    cluster = await NatsCluster.start(3);
+    // JetStream is usable once the cluster has elected its meta leader.
+    const probe = await connectNats(cluster.url, 'cluster-probe');
+    await eventually(async () => ((await jetstreamManager(probe).then((m) => m.getAccountInfo()).catch(() => undefined)) ? true : undefined), 30_000, 'the JetStream cluster');
+    await probe.close();
+    db = await createTestDatabase();
+    env = { NATS_URL: cluster.url, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, STEERLINE_STREAM_REPLICAS: '3', STEERLINE_ENGINE_LEASE_MS: '2000', STEERLINE_RATE_LIMIT: '0' };
+  });
+  afterAll(async () => {
+    await Promise.all(services.map((s) => s.kill()));
+    await nats?.close().catch(() => undefined);
+    await cluster?.destroy();
+    await db?.drop();
+  });
+
+  /** The whole stream by direct gets: no consumer, which a cluster with a dead node may fail to place. */
+  async function readAllDirect(): Promise<StoredEvent[]> {
+    const info = await nats.jsm.streams.info(nats.s.stream);
+    const out: StoredEvent[] = [];
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+      const m = await nats.jsm.direct.getMessage(nats.s.stream, { seq });
+      const decoded = m ? decodeEvent(m.data) : undefined;
+      if (m && decoded?.ok) out.push({ streamSeq: m.seq, subject: m.subject, event: decoded.event });
+    }
+    return out;
+  }
+
+  it('killing one NATS node and one engine mid-load leaves a clean audit and complete read models', async () => {
+    // Engines first: they create the stream at three replicas.
+    const engines = [await service('engine', { STEERLINE_ENGINE_ID: 'engine-1' }), await service('engine', { STEERLINE_ENGINE_ID: 'engine-2' })];
+    await service('persistence');
+    await service('persistence');
+    const ports = [await freePort(), await freePort()];
+    await service('gateway', { PORT: String(ports[0]) });
+    await service('gateway', { PORT: String(ports[1]) });
+    const apis = ports.map((p) => client(`http://127.0.0.1:${p}`));
+    nats = await openNats(prefix, cluster.url);
+    expect((await nats.jsm.streams.info(nats.s.stream)).config.num_replicas).toBe(3);
+
+    const turns: { cid: string; tid: string }[] = [];
+    for (let i = 0; i < 30; i++) {
+      const api = apis[i % 2];
+      const cid = (await api('POST', '/conversations')).body.id;
+      const res = await api('POST', `/conversations/${cid}/turns`, {
+        prompt: 'scale',
+        model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 1500 + (i % 5) * 400 } } }, { tool: { name: 'sleep', args: { ms: 800 } } }] },
+        limits: { maxQueued: 50 },
+      });
+      expect(res.status).toBe(202);
+      turns.push({ cid, tid: res.body.turnId });
+    }
+    const accepted: string[] = [];
+    const sendRound = async (round: number) => {
+      await Promise.all(turns.map(async ({ tid }, i) => {
+        const res = await apis[(i + round) % 2]('POST', `/turns/${tid}/steers`, { text: `round ${round}` });
+        if (res.status === 202 || res.status === 200) accepted.push(res.body.steerId);
+        else expect([409, 503]).toContain(res.status);
+      }));
+    };
+    await sendRound(0);
+    await cluster.kill(2);
+    await engines[1].kill();
+    await sendRound(1);
+    await pause(300);
+    await sendRound(2);
+
+    const tids = new Set(turns.map((t) => t.tid));
+    let progress = '';
+    const log: StoredEvent[] = await eventually(async () => {
+      const all = await readAllDirect();
+      const ended = all.filter((e) => tids.has(e.event.turnId ?? '') && ['TurnCompleted', 'TurnCancelled', 'TurnFailed'].includes(e.event.type));
+      const lastOf = new Map(all.filter((e) => tids.has(e.event.turnId ?? '')).map((e) => [e.event.turnId, e.event.type]));
+      progress = `${ended.length}/${turns.length} ended; last events: ${JSON.stringify([...lastOf.values()].reduce<Record<string, number>>((a, t) => ({ ...a, [t]: (a[t] ?? 0) + 1 }), {}))}`;
+      return ended.length === turns.length ? all : undefined;
+    }, 60_000, 'every turn to end').catch((err: Error) => {
+      throw new Error(`${err.message}; ${progress}\n${services.map((p) => `${p.app}: ${p.lines.filter((l) => /error|warn/i.test(l)).slice(-5).join('\n')}`).join('\n')}`);
+    });
+    expect(checkInvariants(log, { requireSettled: true })).toEqual([]);
+    expect(log.filter((e) => e.event.type === 'TurnFailed' && (e.event.data as { error: { code: string } }).error.code === 'engine_lost').length).toBeGreaterThan(0);
+    const queuedInLog = new Set(log.flatMap((e) => (e.event.type === 'SteerQueued' ? [e.event.data.steerId] : [])));
+    for (const id of accepted) expect(queuedInLog.has(id)).toBe(true);
+
+    // Read models are complete: every steer of the log, with its final status, through either gateway.
+    const status = new Map<string, string>();
+    for (const { event } of log) {
+      if (event.type === 'SteerQueued') status.set(event.data.steerId, 'queued');
+      else if (event.type === 'SteeringDelivered') status.set(event.data.steerId, 'delivered');
+      else if (event.type === 'SteerDropped') status.set(event.data.steerId, 'dropped');
+    }
+    await eventually(async () => {
+      const seen = new Map<string, string>();
+      for (const [i, { cid }] of turns.entries()) {
+        const view = await apis[i % 2]('GET', `/conversations/${cid}`);
+        if (view.status !== 200) return undefined;
+        for (const s of view.body.steers) seen.set(s.id, s.status);
+      }
+      return [...status].every(([id, st]) => seen.get(id) === st) && seen.size === status.size ? true : undefined;
+    }, 30_000, 'the read models to hold every steer with its final status');
+  });
+});
