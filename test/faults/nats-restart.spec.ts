@@ -20,7 +20,7 @@ describe('a NATS restart in the middle of a turn', () => {
 
   it('services reconnect, the turn finishes, receipts arrive, and no event is lost or doubled', async () => {
     const cid = (await stack.api('POST', '/conversations')).body.id;
-    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'ride it out', model: { provider: 'scripted', script: [sleep(1200), sleep(1500), { text: 'made it' }] } })).body.turnId;
+    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'ride it out', model: { provider: 'scripted', script: [sleep(1200), sleep(4000), { text: 'made it' }] } })).body.turnId;
     await pause(200);
     const before = await stack.api('POST', `/turns/${tid}/steers`, { text: 'sent before the outage' });
     expect(before.status).toBe(202);
@@ -36,8 +36,7 @@ describe('a NATS restart in the middle of a turn', () => {
     }, 20_000, 'the steer sent before the outage to be delivered');
     expect(receipt.body).toMatchObject({ status: 'delivered', step: 1, boundary: 'tool_results' });
     const after = await stack.api('POST', `/turns/${tid}/steers`, { text: 'sent after the outage' }, { Prefer: 'wait=10' });
-    expect(after.status).toBe(200);
-    expect(after.body).toMatchObject({ status: 'delivered', step: 2 });
+    expect({ status: after.status, body: after.body }).toMatchObject({ status: 200, body: { status: 'delivered', step: 2 } });
 
     const log: StoredEvent[] = await eventually(async () => {
       const all = (await stack.nats.readAll()).filter((e) => e.event.turnId === tid);
