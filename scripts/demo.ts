@@ -32,8 +32,10 @@ class Display {
     this.lastPlain = text;
   }
 
+  /** Leaves the progress line where it is and stops redrawing it. */
   done(): void {
-    if (interactive) process.stdout.write('\r\x1b[2K');
+    if (interactive && this.status) process.stdout.write('\n');
+    this.status = '';
   }
 }
 

@@ -6,7 +6,7 @@ const DIST = join(__dirname, '../..');
 
 /** One app of dist/ as its own process; resolves once it logs that it is ready. */
 export async function spawnApp(app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
-  const child = spawn(process.execPath, [join(DIST, `apps/${app}/src/main.js`)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), join(DIST, `apps/${app}/src/main.js`)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${app} was not ready in 30 s:\n${tail.join('\n')}`)), 30_000);
@@ -24,7 +24,7 @@ export async function spawnApp(app: 'engine' | 'gateway' | 'persistence', env: R
   });
 }
 
-export async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+export async function stop(child: ChildProcess, signal: NodeJS.Signals = process.env.BENCH_STOP_SIGNAL === 'SIGTERM' ? 'SIGTERM' : 'SIGKILL'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
   child.kill(signal);

@@ -54,7 +54,7 @@ describe('an engine that crashes, freezes or stops', () => {
     const events = await eventually(async () => {
       const log = await turnLog(tid);
       return log.at(-1)?.event.type === 'TurnFailed' ? log : undefined;
-    }, 15_000, 'the orphaned turn to be settled');
+    }, 30_000, 'the orphaned turn to be settled');
     expect(tail(events, 3)).toEqual([
       ['SteerDropped', 'engine_lost'],
       ['SteerDropped', 'engine_lost'],
@@ -73,10 +73,10 @@ describe('an engine that crashes, freezes or stops', () => {
     const settled = await eventually(async () => {
       const log = await turnLog(tid);
       return log.at(-1)?.event.type === 'TurnFailed' ? log : undefined;
-    }, 15_000, 'another engine to settle the frozen engine’s turn');
+    }, 30_000, 'another engine to settle the frozen engine’s turn');
     zombie.signal('SIGCONT');
     // Its sleep is long over: the zombie now tries to append the tool's result and the delivery.
-    await eventually(() => (zombie.lines.some((l) => l.includes('its events could not be appended')) ? true : undefined), 10_000, 'the zombie to be refused');
+    await eventually(() => (zombie.lines.some((l) => l.includes('its events could not be appended')) ? true : undefined), 20_000, 'the zombie to be refused');
     expect((await turnLog(tid)).length).toBe(settled.length);
     expect(tail(settled, 2)).toEqual([
       ['SteerDropped', 'engine_lost'],

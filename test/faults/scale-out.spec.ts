@@ -103,7 +103,7 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
       const lastOf = new Map(all.filter((e) => tids.has(e.event.turnId ?? '')).map((e) => [e.event.turnId, e.event.type]));
       progress = `${ended.length}/${turns.length} ended; last events: ${JSON.stringify([...lastOf.values()].reduce<Record<string, number>>((a, t) => ({ ...a, [t]: (a[t] ?? 0) + 1 }), {}))}`;
       return ended.length === turns.length ? all : undefined;
-    }, 60_000, 'every turn to end').catch((err: Error) => {
+    }, 120_000, 'every turn to end').catch((err: Error) => {
       throw new Error(`${err.message}; ${progress}\n${services.map((p) => `${p.app}: ${p.lines.filter((l) => /error|warn/i.test(l)).slice(-5).join('\n')}`).join('\n')}`);
     });
     expect(checkInvariants(log, { requireSettled: true })).toEqual([]);
@@ -127,5 +127,5 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
       }
       return [...status].every(([id, st]) => seen.get(id) === st) && seen.size === status.size ? true : undefined;
     }, 30_000, 'the read models to hold every steer with its final status');
-  });
+  }, 240_000);
 });

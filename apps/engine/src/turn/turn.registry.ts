@@ -68,7 +68,10 @@ export class TurnRegistry {
     if (!this.deps.models.has((command.model ?? DEFAULT_MODEL).provider)) {
       throw new SteerlineError('invalid_request', `model provider ${(command.model ?? DEFAULT_MODEL).provider} is not configured on this server`);
     }
-    if (this.byConversation.has(conversationId) || this.starting.has(conversationId)) {
+    // Only the owning tenant may learn that a turn runs: another tenant's conversation id is not found.
+    const local = this.byConversation.get(conversationId);
+    if (local && local.tenantId !== tenantId) throw new SteerlineError('not_found', `conversation ${conversationId} does not exist`);
+    if (local || this.starting.has(conversationId)) {
       throw new SteerlineError('turn_already_running', 'a turn of this conversation is running');
     }
     this.starting.add(conversationId);
