@@ -31,9 +31,10 @@ const steer = (api: string, tid: string, i: number) =>
 /** Steer accept latency through the gateway (`Prefer: wait=0`): one client, then 64 at once. */
 export async function measureSteerAccept(gatewayUrl: string) {
   const api = `${gatewayUrl}/v1`;
-  const one = await idleTurn(api);
-  await timeEach(50, (i) => steer(api, one, i));
-  const sequential = await timeEach(500, (i) => steer(api, one, i + 50));
+  // One client steering 20 running turns in turn, 25 steers each: a turn holds a realistic number of steers.
+  const few = await pool(Array.from({ length: 20 }, () => () => idleTurn(api)), 8);
+  await timeEach(50, (i) => steer(api, few[i % few.length], i));
+  const sequential = await timeEach(500, (i) => steer(api, few[i % few.length], i + 50));
   const turns = await pool(Array.from({ length: 64 }, () => () => idleTurn(api)), 16);
   const latencies: number[] = [];
   const t0 = performance.now();
@@ -47,7 +48,7 @@ export async function measureSteerAccept(gatewayUrl: string) {
     }),
   );
   const perSecond = latencies.length / ((performance.now() - t0) / 1000);
-  await pool([one, ...turns].map((tid) => () => fetch(`${api}/turns/${tid}/cancel`, { method: 'POST' })), 16);
+  await pool([...few, ...turns].map((tid) => () => fetch(`${api}/turns/${tid}/cancel`, { method: 'POST' })), 16);
   return {
     sequential: { p50: median(sequential), p99: percentile(sequential, 99) },
     concurrent: { p50: median(latencies), p99: percentile(latencies, 99), perSecond },

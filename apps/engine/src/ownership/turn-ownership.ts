@@ -1,4 +1,5 @@
 import { Kvm, type KV } from '@nats-io/kv';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { decodeJson, encodeJson, type Subjects } from '@steerline/contracts';
 
@@ -27,6 +28,8 @@ export class TurnOwnership {
   private constructor(
     private readonly turns: KV,
     private readonly engines: KV,
+    private readonly jsm: JetStreamManager,
+    private readonly buckets: { turns: string; engines: string },
     readonly engineId: string,
   ) {}
 
@@ -34,7 +37,7 @@ export class TurnOwnership {
     const kvm = new Kvm(nc);
     const turns = await kvm.create(s.turnsBucket, { history: 1, replicas });
     const engines = await kvm.create(s.enginesBucket, { history: 1, ttl: leaseMs, replicas });
-    const ownership = new TurnOwnership(turns, engines, engineId);
+    const ownership = new TurnOwnership(turns, engines, await jetstreamManager(nc), { turns: s.turnsBucket, engines: s.enginesBucket }, engineId);
     await ownership.beat();
     ownership.timer = setInterval(() => void ownership.beat().catch(() => undefined), Math.max(100, Math.floor(leaseMs / 3)));
     ownership.timer.unref();
@@ -65,15 +68,15 @@ export class TurnOwnership {
    */
   async orphans(runsHere: (turnId: string) => boolean): Promise<OwnedTurn[]> {
     const alive = new Set<string>();
-    for await (const id of await this.engines.keys()) alive.add(id);
+    for (const id of await this.keys(this.buckets.engines, '>')) {
+      if ((await this.engines.get(id))?.operation === 'PUT') alive.add(id);
+    }
     const gone = [...this.seenAlive].filter((id) => !alive.has(id));
-    const full = this.sweeps++ % FULL_SWEEP_EVERY === 0;
-    this.seenAlive = alive;
+    const full = this.sweeps % FULL_SWEEP_EVERY === 0;
     const filters = full ? ['>'] : [...gone.map((id) => `${id}.>`), `${this.engineId}.>`];
     const out: OwnedTurn[] = [];
-    // One listing per filter: NATS 2.9 consumers take a single filter subject.
     for (const filter of filters) {
-      for await (const key of await this.turns.keys(filter)) {
+      for (const key of await this.keys(this.buckets.turns, filter)) {
         const dot = key.indexOf('.');
         const engineId = key.slice(0, dot);
         const turnId = key.slice(dot + 1);
@@ -83,7 +86,22 @@ export class TurnOwnership {
         if (entry?.operation === 'PUT') out.push(decodeJson(entry.value) as OwnedTurn);
       }
     }
+    // Only a sweep that got this far counts: a failed one is repeated with the same engines gone.
+    this.seenAlive = alive;
+    this.sweeps += 1;
     return out;
+  }
+
+  /**
+   * The keys of a bucket under a filter, from the stream's subject list: no
+   * consumer is created, so a sweep works while a cluster node is down
+   * (placing a consumer may wait on a dead peer). Deleted keys may be listed;
+   * callers read the entry.
+   */
+  private async keys(bucket: string, filter: string): Promise<string[]> {
+    const prefix = `$KV.${bucket}.`;
+    const info = await this.jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}${filter}` });
+    return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
   }
 
   /** Stops the heartbeat; the lease then runs out by itself. With `release`, it ends now. */
