@@ -1,28 +1,30 @@
 import { startGateway } from './app';
 import { ConfigError, loadGatewayConfig } from './config';
-import { jsonLogger } from './logger';
+import { jsonLogger, logLevelsFor } from './logger';
 
 // A second signal, or a shutdown that hangs, ends the process anyway.
 const SHUTDOWN_GRACE_MS = 15_000;
 
-const logger = jsonLogger();
+const logger = jsonLogger(logLevelsFor(process.env.STEERLINE_LOG_LEVEL));
+// Start and stop lines are written at every level: `npm start` and operators wait for them.
+const lifecycle = jsonLogger();
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig(process.env);
   const gateway = await startGateway(config, { logger });
-  logger.log('gateway ready', { url: gateway.url }, 'gateway');
+  lifecycle.log('gateway ready', { url: gateway.url }, 'gateway');
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
-    logger.log('gateway stopping', { signal }, 'gateway');
+    lifecycle.log('gateway stopping', { signal }, 'gateway');
     setTimeout(() => {
       logger.error('gateway did not stop in time', { graceMs: SHUTDOWN_GRACE_MS }, 'gateway');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
     gateway.close().then(
-      () => logger.log('gateway stopped', 'gateway'),
+      () => lifecycle.log('gateway stopped', 'gateway'),
       (err: unknown) => {
         logger.error('gateway stopped with an error', err, 'gateway');
         process.exitCode = 1;
