@@ -45,8 +45,43 @@ export class EventLog {
 
   /** Appends in order; returns the subject's new last sequence. */
   async append(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
+    if (events.length > 1) return this.appendPipelined(subject, events, expectedLastSeq);
     let last = expectedLastSeq;
     for (const event of events) last = await this.appendOne(subject, event, last);
+    return last;
+  }
+
+  /**
+   * Several events in one round trip, still fenced: the first names the
+   * subject's expected last sequence; each later one names the previous event
+   * as the stream's last message (`Nats-Expected-Last-Msg-Id`), so none is
+   * written unless all before it were, back to back. When another subject's
+   * message slipped in between (or an ack was lost), the rest is appended one
+   * by one from the last acknowledged event; the event ids make any re-send a
+   * duplicate the stream recognises.
+   */
+  private async appendPipelined(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
+    const acks = await Promise.allSettled(
+      events.map((event, i) =>
+        this.js.publish(subject, encodeEvent(event), {
+          msgID: event.id,
+          headers: eventHeaders(event),
+          expect: i === 0 ? { lastSubjectSequence: expectedLastSeq } : { lastMsgID: events[i - 1].id },
+          timeout: this.opts.ackTimeoutMs,
+        }),
+      ),
+    );
+    let last = expectedLastSeq;
+    for (let i = 0; i < events.length; i++) {
+      const ack = acks[i];
+      if (ack.status === 'fulfilled') {
+        last = ack.value.seq;
+        continue;
+      }
+      if (i === 0 && jetStreamErrorCode(ack.reason) === JS_WRONG_LAST_SEQUENCE) throw new StaleWriterError(subject);
+      for (const event of events.slice(i)) last = await this.appendOne(subject, event, last);
+      return last;
+    }
     return last;
   }
 
