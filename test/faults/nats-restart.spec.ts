@@ -20,7 +20,7 @@ describe('a NATS restart in the middle of a turn', () => {
 
   it('services reconnect, the turn finishes, receipts arrive, and no event is lost or doubled', async () => {
     const cid = (await stack.api('POST', '/conversations')).body.id;
-    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'ride it out', model: { provider: 'scripted', script: [sleep(1200), sleep(4000), { text: 'made it' }] } })).body.turnId;
+    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'ride it out', model: { provider: 'scripted', script: [sleep(1200), sleep(8000), { text: 'made it' }] } })).body.turnId;
     await pause(200);
     const before = await stack.api('POST', `/turns/${tid}/steers`, { text: 'sent before the outage' });
     expect(before.status).toBe(202);
@@ -30,6 +30,8 @@ describe('a NATS restart in the middle of a turn', () => {
     await pause(1800);
     await nats.restart();
 
+    // A settlement published while the gateway was reconnecting never reaches its subscription; the
+    // wait then ends on the read model, up to 5 s later: step 2 lasts long enough for that.
     const receipt = await eventually(async () => {
       const r = await stack.api('GET', `/turns/${tid}/steers/${before.body.steerId}`, undefined, { Prefer: 'wait=5' });
       return r.status === 200 ? r : undefined;

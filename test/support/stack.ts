@@ -55,7 +55,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const db = await createTestDatabase();
   const nats = await openNats(prefix, env.NATS_URL);
   const persistence = await startPersistence(loadPersistenceConfig({ ...env, DATABASE_URL: opts.databaseUrl?.(db.url) ?? db.url }), { logger: quiet() });
-  const engine = opts.engine === false ? undefined : await startEngine({ ...loadEngineConfig(env), leaseMs: opts.leaseMs ?? 5000 }, { logger: false });
+  const engine = opts.engine === false ? undefined : await startEngine({ ...loadEngineConfig(env), leaseMs: opts.leaseMs ?? 5000 }, process.env.STEERLINE_TEST_ENGINE_LOGS ? {} : { logger: false });
   const model = new RecordingModel(new ScriptedModel());
   engine?.service.models.register('scripted', model);
   const gateway = await startGateway(loadGatewayConfig({ ...env, PORT: '0' }), { logger: quiet() });
