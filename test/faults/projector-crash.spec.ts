@@ -1,8 +1,7 @@
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
-import { ensureStream } from '@steerline/contracts';
 import { ServiceProcess } from '../support/processes';
-import { createTestDatabase, eventually, openNats, uniquePrefix, NATS_URL, type NatsHandle } from '../support/env';
-import { expectReadModelsMatchLog, projectedUpTo, publish, rowCounts, sampleConversation } from './projector-support';
+import { eventually } from '../support/env';
+import { expectReadModelsMatchLog, projectedUpTo, publish, rowCounts, sampleConversation, persistenceProcessSuite } from './projector-support';
 
 /**
  * The projector commits a batch with its checkpoint, then acks it. A crash in
@@ -12,26 +11,10 @@ import { expectReadModelsMatchLog, projectedUpTo, publish, rowCounts, sampleConv
  * exactly that window.
  */
 describe('a projector killed between commit and ack', () => {
-  const prefix = uniquePrefix();
-  let nats: NatsHandle;
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let env: Record<string, string>;
-  const processes: ServiceProcess[] = [];
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    nats = await openNats(prefix);
-    env = { NATS_URL, DATABASE_URL: db.url, STEERLINE_PREFIX: prefix };
-    await ensureStream(nats.jsm, nats.s);
-  });
-
-  afterAll(async () => {
-    await Promise.all(processes.map((p) => p.kill()));
-    await nats?.close();
-    await db?.drop();
-  });
+  const suite = persistenceProcessSuite();
 
   it('restarts from its checkpoint and holds every event of the log exactly once', async () => {
+    const { nats, db, env, processes } = suite;
     const [x, y] = [sampleConversation(), sampleConversation()];
     const firstLast = await publish(nats, [...x.first, ...y.first, ...x.rest]);
 

@@ -1,32 +1,15 @@
-import { ensureStream } from '@steerline/contracts';
 import { ServiceProcess } from '../support/processes';
-import { createTestDatabase, eventually, openNats, uniquePrefix, NATS_URL, type NatsHandle } from '../support/env';
-import { expectReadModelsMatchLog, projectedUpTo, publish, sampleConversation } from './projector-support';
+import { eventually } from '../support/env';
+import { expectReadModelsMatchLog, projectedUpTo, publish, sampleConversation, persistenceProcessSuite } from './projector-support';
 
 /** Two persistence instances: one projects, the other waits on the PostgreSQL advisory lock. */
 describe('projector failover', () => {
-  const prefix = uniquePrefix();
-  let nats: NatsHandle;
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let env: Record<string, string>;
-  const processes: ServiceProcess[] = [];
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    nats = await openNats(prefix);
-    env = { NATS_URL, DATABASE_URL: db.url, STEERLINE_PREFIX: prefix };
-    await ensureStream(nats.jsm, nats.s);
-  });
-
-  afterAll(async () => {
-    await Promise.all(processes.map((p) => p.kill()));
-    await nats?.close();
-    await db?.drop();
-  });
+  const suite = persistenceProcessSuite();
 
   const says = (p: ServiceProcess, msg: string) => eventually(() => p.lines.some((l) => l.includes(`"msg":"${msg}"`)) || undefined, 15_000, `"${msg}" from pid ${p.pid}`);
 
   it('when the active instance is killed, the standby takes over from the checkpoint: nothing lost or doubled', async () => {
+    const { nats, db, env, processes } = suite;
     const active = new ServiceProcess('persistence', env);
     processes.push(active);
     await says(active, 'projecting');

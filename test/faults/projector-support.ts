@@ -5,6 +5,7 @@ import {
   EVENT_TYPE_HEADER,
   SteerlineEventSchema,
   encodeEvent,
+  ensureStream,
   isTerminalTurnEvent,
   messagesOf,
   request,
@@ -16,7 +17,8 @@ import {
   type StoredEvent,
 } from '@steerline/contracts';
 import type { HealthView } from '../../apps/persistence/src/queries/query-responders';
-import { eventually, type NatsHandle } from '../support/env';
+import { createTestDatabase, eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';
+import { ServiceProcess } from '../support/processes';
 
 /*
  * For projector fault tests: logs built by hand (so a test controls every
@@ -153,4 +155,30 @@ export async function expectReadModelsMatchLog(nats: NatsHandle, databaseUrl: st
     expect(new Map(view.turns.map((t) => [t.id, t.status]))).toEqual(turns);
   }
   expect(await rowCounts(databaseUrl)).toEqual(expected);
+}
+
+/**
+ * A suite's own stream and database for the persistence processes it starts:
+ * registers the hooks that create them and, at the end, kill every process and remove both.
+ */
+export function persistenceProcessSuite() {
+  const suite = {
+    nats: undefined as unknown as NatsHandle,
+    db: undefined as unknown as Awaited<ReturnType<typeof createTestDatabase>>,
+    env: {} as Record<string, string>,
+    processes: [] as ServiceProcess[],
+  };
+  beforeAll(async () => {
+    const prefix = uniquePrefix();
+    suite.db = await createTestDatabase();
+    suite.nats = await openNats(prefix);
+    suite.env = { NATS_URL, DATABASE_URL: suite.db.url, STEERLINE_PREFIX: prefix };
+    await ensureStream(suite.nats.jsm, suite.nats.s);
+  });
+  afterAll(async () => {
+    await Promise.all(suite.processes.map((p) => p.kill()));
+    await suite.nats?.close();
+    await suite.db?.drop();
+  });
+  return suite;
 }
