@@ -31,7 +31,7 @@ describe('a NATS restart in the middle of a turn', () => {
     await nats.restart();
 
     // A settlement published while the gateway was reconnecting never reaches its subscription; the
-    // wait then ends on the read model, up to 5 s later: step 2 lasts long enough for that.
+    // wait then learns it from the read model (asked every 2 s): step 2 lasts long enough for that.
     const receipt = await eventually(async () => {
       const r = await stack.api('GET', `/turns/${tid}/steers/${before.body.steerId}`, undefined, { Prefer: 'wait=5' });
       return r.status === 200 ? r : undefined;

@@ -2,7 +2,10 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SteerlineError, uuidv7, type Receipt } from '@steerline/contracts';
 import { EngineClient } from '../nats/engine.client';
 import { ReadModelsClient } from '../nats/read-models.client';
-import { ReceiptWaiter } from './receipt-waiter';
+import { ReceiptWaiter, type SettleWait } from './receipt-waiter';
+
+/** How often a long wait also asks the read model (see `settlement`). */
+const RECHECK_MS = 2000;
 
 export type SteerTarget = { turnId: string } | { conversationId: string; expectedTurnId?: string };
 
@@ -36,7 +39,7 @@ export class SteersService {
       });
       this.log.debug('steer answered', { tenantId, turnId: receipt.turnId, steerId, status: receipt.status, position: receipt.position });
       if (receipt.status !== 'queued' || !pending) return receipt;
-      return (await pending.wait(receipt.turnId, waitSeconds * 1000, signal)) ?? receipt;
+      return (await this.settlement(pending, tenantId, receipt.turnId, steerId, waitSeconds * 1000, signal)) ?? receipt;
     } finally {
       pending?.cancel();
     }
@@ -53,13 +56,33 @@ export class SteersService {
         throw err;
       });
       if (first && first.status !== 'queued') return first;
-      const settled = await pending.wait(turnId, waitSeconds * 1000, signal);
+      const settled = await this.settlement(pending, tenantId, turnId, steerId, waitSeconds * 1000, signal);
       if (settled) return settled;
       if (first && signal?.aborted) return first;
       // A settlement published before we registered is only in the read model.
       return await this.reads.steer(tenantId, turnId, steerId);
     } finally {
       pending.cancel();
+    }
+  }
+
+  /**
+   * Waits for the steer's settlement event and, every RECHECK_MS, asks the read
+   * model too: an event published while this gateway was reconnecting to NATS
+   * never reaches its subscription. Undefined when the wait ends unsettled, or
+   * is released early (shutdown, client gone).
+   */
+  private async settlement(pending: SettleWait, tenantId: string, turnId: string, steerId: string, ms: number, signal?: AbortSignal): Promise<Receipt | undefined> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const slice = Math.min(deadline - Date.now(), RECHECK_MS);
+      if (slice <= 0) return undefined;
+      const started = Date.now();
+      const settled = await pending.wait(turnId, slice, signal);
+      if (settled) return settled;
+      if (Date.now() - started < slice - 5 || Date.now() >= deadline) return undefined;
+      const read = await this.reads.steer(tenantId, turnId, steerId).catch(() => undefined);
+      if (read && read.status !== 'queued') return read;
     }
   }
 
