@@ -118,6 +118,7 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
       else if (event.type === 'SteeringDelivered') status.set(event.data.steerId, 'delivered');
       else if (event.type === 'SteerDropped') status.set(event.data.steerId, 'dropped');
     }
+    let readProgress = '';
     await eventually(async () => {
       const seen = new Map<string, string>();
       for (const [i, { cid }] of turns.entries()) {
@@ -125,7 +126,11 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
         if (view.status !== 200) return undefined;
         for (const s of view.body.steers) seen.set(s.id, s.status);
       }
-      return [...status].every(([id, st]) => seen.get(id) === st) && seen.size === status.size ? true : undefined;
-    }, 30_000, 'the read models to hold every steer with its final status');
+      const wrong = [...status].filter(([id, st]) => seen.get(id) !== st).length;
+      readProgress = `${seen.size}/${status.size} steers in the read models, ${wrong} not (yet) at their final status`;
+      return wrong === 0 && seen.size === status.size ? true : undefined;
+    }, 90_000, 'the read models to hold every steer with its final status').catch((err: Error) => {
+      throw new Error(`${err.message}; ${readProgress}\n${services.filter((p) => p.app === 'persistence').map((p) => p.lines.filter((l) => /error|warn/i.test(l)).slice(-5).join('\n')).join('\n')}`);
+    });
   }, 240_000);
 });
