@@ -1,6 +1,6 @@
 import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
 import { eventually } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { startStack, steerSafely, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;
 const sleep = (ms: number): Step => ({ tool: { name: 'sleep', args: { ms } } });
@@ -184,7 +184,7 @@ describe('every steering rule, through HTTP', () => {
       const { tid } = await startTurn([{ text: 'end', delayMs: 200 }], { maxQueued: 1000, maxContinuations: 0 });
       const shots = Array.from({ length: 40 }, (_, i) => {
         const steerId = uuidv7();
-        return pause(i * 10).then(async () => ({ steerId, res: await steer(tid, `race ${i}`, { steerId }) }));
+        return pause(i * 10).then(() => steerSafely(stack, tid, `race ${i}`, steerId));
       });
       const results = await Promise.all(shots);
       const events = await ended(tid);

@@ -1,6 +1,6 @@
-import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
+import { auditLog, type StoredEvent } from '@steerline/contracts';
 import { eventually } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { startStack, steerSafely, type Stack } from '../support/stack';
 
 const TURNS = Number(process.env.STEERLINE_LOAD_TURNS ?? 200);
 const STEERS_PER_TURN = Number(process.env.STEERLINE_LOAD_STEERS ?? 10);
@@ -61,7 +61,7 @@ describe('load: hundreds of concurrent turns, thousands of steers, random withdr
         const cancelThisTurn = rand() < 0.1;
         return Array.from({ length: STEERS_PER_TURN }, (_, i) => async () => {
           const t0 = performance.now();
-          const res = await stack.api('POST', `/turns/${tid}/steers`, { text: `steer ${i}`, steerId: uuidv7() });
+          const { res } = await steerSafely(stack, tid, `steer ${i}`);
           latencies.push(performance.now() - t0);
           if (res.status === 202 || res.status === 200) outcomes.accepted++;
           else {

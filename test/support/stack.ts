@@ -7,6 +7,7 @@ import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
+import { uuidv7 } from '@steerline/contracts';
 import { createTestDatabase, NATS_URL, openNats, uniquePrefix, type NatsHandle } from './env';
 
 const quiet = () => new ConsoleLogger({ json: true, logLevels: ['error'] });
@@ -90,4 +91,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await db.drop();
     },
   };
+}
+
+/**
+ * A steer as a careful client sends it: with its own id, resubmitted after a 503
+ * (no answer in time: it may or may not have been accepted) until the answer is
+ * definite. Resubmitting the same id is idempotent (DESIGN §2.10).
+ */
+export async function steerSafely(stack: Stack, turnId: string, text: string, steerId: string = uuidv7()) {
+  let res = await stack.api('POST', `/turns/${turnId}/steers`, { text, steerId });
+  for (let retry = 0; res.status === 503 && retry < 5; retry++) res = await stack.api('POST', `/turns/${turnId}/steers`, { text, steerId });
+  return { steerId, res };
 }
