@@ -3,7 +3,6 @@ import { Client } from 'pg';
 import {
   DEFAULT_LIMITS,
   EVENT_TYPE_HEADER,
-  SteerlineEventSchema,
   encodeEvent,
   ensureStream,
   isTerminalTurnEvent,
@@ -11,12 +10,11 @@ import {
   request,
   uuidv7,
   type ConversationView,
-  type EventData,
-  type EventType,
   type SteerlineEvent,
   type StoredEvent,
 } from '@steerline/contracts';
 import type { HealthView } from '../../apps/persistence/src/queries/query-responders';
+import { TENANT, TurnLog, conversationCreated } from '../support/turn-log';
 import { createTestDatabase, eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 import { ServiceProcess } from '../support/processes';
 
@@ -25,26 +23,7 @@ import { ServiceProcess } from '../support/processes';
  * seq), and an oracle that derives the read models from the log itself.
  */
 
-export const TENANT = 'default';
-let clock = Date.parse('2031-01-01T00:00:00.000Z');
-const now = () => new Date((clock += 1000)).toISOString();
-
-/** One turn's events with gapless seqs, as an engine appends them. */
-export class TurnLog {
-  readonly turnId = uuidv7();
-  seq = 0;
-  constructor(readonly conversationId: string) {}
-
-  event<T extends Exclude<EventType, 'ConversationCreated'>>(type: T, data: EventData<T>): SteerlineEvent {
-    const e = { id: uuidv7(), type, version: 1, tenantId: TENANT, conversationId: this.conversationId, turnId: this.turnId, seq: ++this.seq, at: now(), data };
-    // Parsing proves each hand-built event is valid, not just well typed.
-    return SteerlineEventSchema.parse(e) as SteerlineEvent;
-  }
-}
-
-export function conversationCreated(conversationId: string): SteerlineEvent {
-  return SteerlineEventSchema.parse({ id: uuidv7(), type: 'ConversationCreated', version: 1, tenantId: TENANT, conversationId, turnId: null, seq: 0, at: now(), data: {} }) as SteerlineEvent;
-}
+export { TENANT, TurnLog, conversationCreated };
 
 /**
  * A conversation with a tool call, a steer delivered at the tool boundary, one

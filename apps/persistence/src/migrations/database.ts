@@ -4,13 +4,12 @@ import { databaseName } from '../config';
 import { READ_MODEL_ENTITIES } from '../read-models/entities';
 import { ensureActiveGeneration } from '../read-models/generations';
 import { quoteIdentifier } from '../read-models/schema';
-import { InitialSchema1767225600000 } from './1767225600000-initial-schema';
-import { ReadModelGenerations1767312000000 } from './1767312000000-read-model-generations';
+import { InitialSchema1767312000000 } from './1767312000000-initial-schema';
 
 export { quoteIdentifier };
 
 /** Every migration, oldest first; a new one is appended here. */
-export const MIGRATIONS = [InitialSchema1767225600000, ReadModelGenerations1767312000000];
+export const MIGRATIONS = [InitialSchema1767312000000];
 
 const INVALID_CATALOG_NAME = '3D000';
 const DUPLICATE_DATABASE = '42P04';

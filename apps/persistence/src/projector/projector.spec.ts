@@ -7,7 +7,6 @@ import {
   DEFAULT_LIMITS,
   EVENT_TYPE_HEADER,
   ReceiptSchema,
-  SteerlineEventSchema,
   checkInvariants,
   connectNats,
   encodeEvent,
@@ -15,21 +14,19 @@ import {
   subjects,
   uuidv7,
   type ConversationView,
-  type EventData,
-  type EventType,
   type Receipt,
   type SteerlineEvent,
-  type SteerlineEventOf,
   type Subjects,
   type TurnView,
 } from '@steerline/contracts';
+import { TENANT, TurnLog, conversationCreated } from '../../../../test/support/turn-log';
+import { eventually } from '../../../../test/support/env';
 import { startPersistence, type PersistenceApp } from '../app';
 import { databaseName, loadPersistenceConfig, type PersistenceConfig } from '../config';
 import { quoteIdentifier } from '../migrations/database';
 
 jest.setTimeout(60_000);
 
-const TENANT = 'default';
 const base = loadPersistenceConfig(process.env);
 const prefix = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const dbUrl = new URL(base.databaseUrl);
@@ -37,24 +34,8 @@ dbUrl.pathname = `/steerline_test_${randomBytes(4).toString('hex')}`;
 const config: PersistenceConfig = { natsUrl: base.natsUrl, databaseUrl: dbUrl.toString(), prefix };
 const s: Subjects = subjects(prefix);
 
-/** Builds one turn's events with gapless seqs and increasing timestamps, as an engine would. */
-class TurnLog {
-  readonly turnId = uuidv7();
-  private seq = 0;
-  constructor(private readonly conversationId: string) {}
-
-  event<T extends Exclude<EventType, 'ConversationCreated'>>(type: T, data: EventData<T>): SteerlineEvent {
-    return built({ id: uuidv7(), type, version: 1, tenantId: TENANT, conversationId: this.conversationId, turnId: this.turnId, seq: ++this.seq, at: now(), data } as SteerlineEventOf<T> as SteerlineEvent);
-  }
-}
-
-let clock = Date.parse('2030-01-01T00:00:00.000Z');
-const now = () => new Date((clock += 1000)).toISOString();
-// Parsing each hand-built event proves the fixture is a valid event, not just a typed object.
-const built = (e: SteerlineEvent): SteerlineEvent => SteerlineEventSchema.parse(e) as SteerlineEvent;
-
 const conversationId = uuidv7();
-const created = built({ id: uuidv7(), type: 'ConversationCreated', version: 1, tenantId: TENANT, conversationId, turnId: null, seq: 0, at: now(), data: {} });
+const created = conversationCreated(conversationId);
 const first = new TurnLog(conversationId);
 const [trains, museums, late] = [uuidv7(), uuidv7(), uuidv7()];
 const call = { id: 'call-1', name: 'echo', args: { text: 'say "hi" \\ 👋' } };
@@ -199,10 +180,10 @@ describe('the projector', () => {
     await jsm.consumers.delete(s.stream, s.projectorConsumer);
     await jsm.consumers.add(s.stream, { durable_name: s.projectorConsumer, filter_subject: s.events, ack_policy: AckPolicy.All, deliver_policy: DeliverPolicy.All });
     await app.projector.start();
-    await waitUntil(async () => {
+    await eventually(async () => {
       const info = await jsm.consumers.info(s.stream, s.projectorConsumer);
       return info.delivered.stream_seq >= lastSeq && info.num_ack_pending === 0;
-    });
+    }, 10_000, 'the redelivered events to be acknowledged');
     expect(app.projector.checkpoint).toBe(checkpoint);
     expect(await snapshot()).toStrictEqual(before);
   });
@@ -261,11 +242,3 @@ describe('the projector', () => {
     expect(health).toEqual({ database: true, generation: 1, checkpoint: lastSeq, lastSeq, lag: 0, deadLetters: 1, stalledConversations: 0 });
   });
 });
-
-async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
