@@ -24,11 +24,7 @@ describe('the openai provider when the endpoint fails', () => {
     expect(res.status).toBe(202);
     return res.body.turnId as string;
   }
-  const ended = (tid: string) =>
-    eventually(async () => {
-      const events = (await stack.nats.readAll()).filter((e) => e.event.turnId === tid);
-      return ['TurnCompleted', 'TurnCancelled', 'TurnFailed'].includes(events.at(-1)?.event.type ?? '') ? events : undefined;
-    }, 15_000, `turn ${tid} to end`);
+  const ended = (tid: string) => stack.turnEnded(tid);
   const requestsFor = (prompt: string) => fake.requests.filter((r) => r.body?.messages?.[0]?.content === prompt);
   const ofType = (events: StoredEvent[], type: string) => events.filter((e) => e.event.type === type);
 

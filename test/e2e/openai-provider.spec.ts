@@ -26,12 +26,7 @@ describe('the openai provider against an OpenAI-compatible server over real HTTP
     expect(res.status).toBe(202);
     return { cid, tid: res.body.turnId as string };
   }
-  const turnEvents = async (tid: string) => (await stack.nats.readAll()).filter((e) => e.event.turnId === tid);
-  const ended = (tid: string) =>
-    eventually(async () => {
-      const events = await turnEvents(tid);
-      return ['TurnCompleted', 'TurnCancelled', 'TurnFailed'].includes(events.at(-1)?.event.type ?? '') ? events : undefined;
-    }, 15_000, `turn ${tid} to end`);
+  const ended = (tid: string) => stack.turnEnded(tid);
   const requestsFor = (prompt: string) => fake.requests.filter((r) => r.body?.messages?.some((m: { role: string; content: string }) => m.role === 'user' && m.content === prompt));
   const typesOf = (events: StoredEvent[]) => events.map((e) => e.event.type);
 
@@ -94,7 +89,7 @@ describe('the openai provider against an OpenAI-compatible server over real HTTP
   it('the turn after one cancelled mid-tool sends an error result for the call that never finished, so the endpoint accepts the context', async () => {
     fake.answer({ toolCalls: [{ id: 'call_long', name: 'sleep', args: { ms: 60_000 } }] });
     const { cid, tid } = await startTurn('Start a long job');
-    await eventually(async () => (typesOf(await turnEvents(tid)).includes('ToolCallStarted') ? true : undefined), 5000, 'the tool call');
+    await eventually(async () => (typesOf(await stack.turnEvents(tid)).includes('ToolCallStarted') ? true : undefined), 5000, 'the tool call');
     expect((await stack.api('POST', `/turns/${tid}/cancel`)).status).toBe(202);
     await ended(tid);
 

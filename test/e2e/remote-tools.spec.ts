@@ -56,12 +56,7 @@ describe('tools served by another process over NATS', () => {
     expect(res.status).toBe(202);
     return res.body.turnId as string;
   }
-  const turnEvents = async (tid: string) => (await stack.nats.readAll()).filter((e) => e.event.turnId === tid);
-  const ended = (tid: string) =>
-    eventually(async () => {
-      const events = await turnEvents(tid);
-      return ['TurnCompleted', 'TurnCancelled', 'TurnFailed'].includes(events.at(-1)?.event.type ?? '') ? events : undefined;
-    }, 15_000, `turn ${tid} to end`);
+  const ended = (tid: string) => stack.turnEnded(tid);
   const finishedCall = (events: StoredEvent[]) => events.find((e) => e.event.type === 'ToolCallFinished')!.event.data;
 
   it('a tool served by a separate process is offered to the model with its JSON Schema, and a turn calls it', async () => {

@@ -1,5 +1,4 @@
 import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
-import { eventually } from '../support/env';
 import { startStack, steerSafely, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;
@@ -23,15 +22,7 @@ describe('every steering rule, through HTTP', () => {
   }
   const steer = (tid: string, text: string, extra: Record<string, unknown> = {}, wait = 0) =>
     stack.api('POST', `/turns/${tid}/steers`, { text, ...extra }, wait ? { Prefer: `wait=${wait}` } : {});
-  async function turnEvents(tid: string): Promise<StoredEvent[]> {
-    return (await stack.nats.readAll()).filter((e) => e.event.turnId === tid);
-  }
-  async function ended(tid: string): Promise<StoredEvent[]> {
-    return eventually(async () => {
-      const events = await turnEvents(tid);
-      return ['TurnCompleted', 'TurnCancelled', 'TurnFailed'].includes(events.at(-1)?.event.type ?? '') ? events : undefined;
-    }, 15_000, `turn ${tid} to end`);
-  }
+  const ended = (tid: string) => stack.turnEnded(tid);
   const settlementsOf = (events: StoredEvent[], steerId: string) =>
     events.filter((e) => (e.event.type === 'SteeringDelivered' || e.event.type === 'SteerDropped') && e.event.data.steerId === steerId);
 

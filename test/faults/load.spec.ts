@@ -1,4 +1,4 @@
-import { auditLog, type StoredEvent } from '@steerline/contracts';
+import { auditLog, isTerminalTurnEvent, type StoredEvent } from '@steerline/contracts';
 import { eventually } from '../support/env';
 import { startStack, steerSafely, type Stack } from '../support/stack';
 
@@ -90,7 +90,7 @@ describe('load: hundreds of concurrent turns, thousands of steers, random withdr
     const tids = new Set(turns.map((t) => t.tid));
     const log: StoredEvent[] = await eventually(async () => {
       const all = await stack.nats.readAll();
-      const ended = all.filter((e) => ['TurnCompleted', 'TurnCancelled', 'TurnFailed'].includes(e.event.type) && tids.has(e.event.turnId!));
+      const ended = all.filter((e) => isTerminalTurnEvent(e.event) && tids.has(e.event.turnId!));
       return ended.length === TURNS ? all : undefined;
     }, 60_000, 'every turn to end');
 

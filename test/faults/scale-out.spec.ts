@@ -1,4 +1,4 @@
-import { checkInvariants, connectNats, decodeEvent, jetstreamManager, type StoredEvent } from '@steerline/contracts';
+import { checkInvariants, connectNats, decodeEvent, isTerminalTurnEvent, jetstreamManager, type StoredEvent } from '@steerline/contracts';
 import { createTestDatabase, eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 import { NatsCluster, ServiceProcess, freePort } from '../support/processes';
 
@@ -99,7 +99,7 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
     let progress = '';
     const log: StoredEvent[] = await eventually(async () => {
       const all = await readAllDirect();
-      const ended = all.filter((e) => tids.has(e.event.turnId ?? '') && ['TurnCompleted', 'TurnCancelled', 'TurnFailed'].includes(e.event.type));
+      const ended = all.filter((e) => tids.has(e.event.turnId ?? '') && isTerminalTurnEvent(e.event));
       const lastOf = new Map(all.filter((e) => tids.has(e.event.turnId ?? '')).map((e) => [e.event.turnId, e.event.type]));
       progress = `${ended.length}/${turns.length} ended; last events: ${JSON.stringify([...lastOf.values()].reduce<Record<string, number>>((a, t) => ({ ...a, [t]: (a[t] ?? 0) + 1 }), {}))}`;
       return ended.length === turns.length ? all : undefined;

@@ -7,8 +7,8 @@ import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
-import { uuidv7 } from '@steerline/contracts';
-import { createTestDatabase, NATS_URL, openNats, uniquePrefix, type NatsHandle } from './env';
+import { isTerminalTurnEvent, uuidv7, type StoredEvent } from '@steerline/contracts';
+import { createTestDatabase, eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from './env';
 
 const quiet = () => new ConsoleLogger({ json: true, logLevels: ['error'] });
 
@@ -37,6 +37,10 @@ export interface Stack {
   api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
   /** Waits until the projector has applied everything in the stream so far. */
   settled(): Promise<void>;
+  /** One turn's events in the log, in order. */
+  turnEvents(turnId: string): Promise<StoredEvent[]>;
+  /** Waits until the turn's terminal event is in the log; resolves with all its events. */
+  turnEnded(turnId: string, timeoutMs?: number): Promise<StoredEvent[]>;
   close(): Promise<void>;
 }
 
@@ -82,6 +86,16 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     async settled() {
       const info = await nats.jsm.streams.info(nats.s.stream);
       await persistence.projector.waitForSeq(info.state.last_seq, 10_000);
+    },
+    async turnEvents(turnId) {
+      return (await nats.readAll()).filter((e) => e.event.turnId === turnId);
+    },
+    turnEnded(turnId, timeoutMs = 15_000) {
+      return eventually(async () => {
+        const events = (await nats.readAll()).filter((e) => e.event.turnId === turnId);
+        const last = events.at(-1)?.event;
+        return last && isTerminalTurnEvent(last) ? events : undefined;
+      }, timeoutMs, `turn ${turnId} to end`);
     },
     async close() {
       await gateway.close().catch(() => undefined);
