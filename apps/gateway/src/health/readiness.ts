@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
-import type { Subjects } from '@steerline/contracts';
-import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
+import { NATS_CONNECTION } from '../nats/nats.tokens';
+import { EventLogClient } from '../nats/event-log.client';
 import { ReadModelsClient } from '../nats/read-models.client';
 
 /** Each probe gets this long; a probe that hangs is a failed probe. */
@@ -17,12 +16,10 @@ export interface Readiness {
 /** NATS connected, the event stream present, the database reachable through persistence (DESIGN §7). */
 @Injectable()
 export class ReadinessProbe {
-  private jsm?: Promise<JetStreamManager>;
-
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
-    @Inject(SUBJECTS) private readonly s: Subjects,
     @Inject(ReadModelsClient) private readonly reads: ReadModelsClient,
+    @Inject(EventLogClient) private readonly eventLog: EventLogClient,
   ) {}
 
   async check(): Promise<Readiness> {
@@ -32,21 +29,8 @@ export class ReadinessProbe {
     });
     // Without NATS the other two can only time out; say so at once.
     if (nats !== 'ok') return { ready: false, checks: { nats, stream: 'not checked', database: 'not checked' } };
-    const [stream, database] = await Promise.all([probe(() => this.streamExists()), probe(() => this.databaseUp())]);
+    const [stream, database] = await Promise.all([probe(() => this.eventLog.assertStream()), probe(() => this.databaseUp())]);
     return { ready: stream === 'ok' && database === 'ok', checks: { nats, stream, database } };
-  }
-
-  private async streamExists(): Promise<void> {
-    this.jsm ??= jetstreamManager(this.nc, { checkAPI: false, timeout: PROBE_TIMEOUT_MS }).catch((err: unknown) => {
-      this.jsm = undefined;
-      throw err;
-    });
-    try {
-      await (await this.jsm).streams.info(this.s.stream);
-    } catch (err) {
-      if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) throw new Error(`stream ${this.s.stream} not found`);
-      throw err;
-    }
   }
 
   private async databaseUp(): Promise<void> {

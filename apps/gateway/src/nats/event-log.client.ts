@@ -20,17 +20,32 @@ export class EventLogClient {
    * event here and reads exactly like one that does not exist.
    */
   async lastSeq(tenantId: string, conversationId: string): Promise<number> {
-    this.jsm ??= jetstreamManager(this.nc, { checkAPI: false }).catch((err: unknown) => {
-      this.jsm = undefined;
-      throw err;
-    });
     try {
-      return await lastMessageSeq(await this.jsm, this.s.stream, this.s.conversationEvents(tenantId, conversationId));
+      return await lastMessageSeq(await this.manager(), this.s.stream, this.s.conversationEvents(tenantId, conversationId));
     } catch (err) {
       // No stream yet means no conversation yet.
       if (jetStreamErrorCode(err) === JetStreamApiCodes.StreamNotFound) return 0;
       throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
     }
+  }
+
+  /** Throws, saying why, unless the event stream exists (readiness). */
+  async assertStream(): Promise<void> {
+    try {
+      await (await this.manager()).streams.info(this.s.stream);
+    } catch (err) {
+      if (jetStreamErrorCode(err) === JetStreamApiCodes.StreamNotFound) throw new Error(`stream ${this.s.stream} not found`);
+      throw err;
+    }
+  }
+
+  /** One manager for the client's life; a failed attempt is retried on the next call. */
+  private manager(): Promise<JetStreamManager> {
+    this.jsm ??= jetstreamManager(this.nc, { checkAPI: false }).catch((err: unknown) => {
+      this.jsm = undefined;
+      throw err;
+    });
+    return this.jsm;
   }
 
   /** Throws `not_found` unless the tenant has this conversation. */
