@@ -1,25 +1,12 @@
 import { auditLog, isTerminalTurnEvent, type StoredEvent } from '@steerline/contracts';
 import { eventually } from '../support/env';
+import { percentile, pool } from '../../scripts/bench/stats';
 import { startStack, steerSafely, type Stack } from '../support/stack';
 
 const TURNS = Number(process.env.STEERLINE_LOAD_TURNS ?? 200);
 const STEERS_PER_TURN = Number(process.env.STEERLINE_LOAD_STEERS ?? 10);
 const CONCURRENCY = 64;
 
-/** Runs `tasks` with at most `limit` in flight. */
-async function pool<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
-  const out: T[] = new Array(tasks.length);
-  let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      out[i] = await tasks[i]();
-    }
-  }));
-  return out;
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 // A seeded generator: a failing run can be replayed with the same choices.
 function random(seed: number) {
   return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
@@ -113,7 +100,6 @@ describe('load: hundreds of concurrent turns, thousands of steers, random withdr
     expect(fromReadModel).toEqual(fromLog);
     expect(fromLog.size).toBe(outcomes.accepted);
 
-    latencies.sort((a, b) => a - b);
     console.log(
       [
         `load: ${TURNS} turns, ${TURNS * STEERS_PER_TURN} steers sent in ${steerSeconds.toFixed(1)} s (${((TURNS * STEERS_PER_TURN) / steerSeconds).toFixed(0)} steers/s)`,
