@@ -45,8 +45,6 @@ export class EngineService implements OnApplicationShutdown {
     const builtins = this.config.builtinTools ? BUILTIN_TOOLS.filter((t) => this.config.builtinTools!.includes(t.spec.name)) : BUILTIN_TOOLS;
     const tools = new ToolRegistry(builtins, this.remoteTools);
     this.turns = new TurnRegistry({
-      nc,
-      js,
       jsm,
       subjects: s,
       log,
@@ -58,7 +56,7 @@ export class EngineService implements OnApplicationShutdown {
     });
     this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
     const turns = this.turns;
-    this.reaper = new OrphanReaper({ js, jsm, s, log, ownership, runsHere: (turnId) => !!turns.turn(turnId) });
+    this.reaper = new OrphanReaper({ jsm, s, log, ownership, runsHere: (turnId) => !!turns.turn(turnId) });
     this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));
     await nc.flush();
     this.logger.log({ message: 'engine ready', engineId: this.config.engineId, prefix: s.prefix });

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import { readConversation, uuidv7, type Subjects, type TurnEvent } from '@steerline/contracts';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import { execute } from '../turn/turn.decider';
@@ -19,7 +19,7 @@ export class OrphanReaper {
   private running?: Promise<unknown>;
 
   constructor(
-    private readonly deps: { js: JetStreamClient; jsm: JetStreamManager; s: Subjects; log: EventLog; ownership: TurnOwnership; runsHere: (turnId: string) => boolean },
+    private readonly deps: { jsm: JetStreamManager; s: Subjects; log: EventLog; ownership: TurnOwnership; runsHere: (turnId: string) => boolean },
   ) {}
 
   start(intervalMs: number): void {

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { Subscription } from '@nats-io/transport-node';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import {
   DEFAULT_LIMITS,
   DEFAULT_MODEL,
@@ -23,8 +23,6 @@ import { initialState } from './turn.state';
 import { TurnRunner } from './turn.runner';
 
 export interface RegistryDeps {
-  nc: NatsConnection;
-  js: JetStreamClient;
   jsm: JetStreamManager;
   subjects: Subjects;
   log: EventLog;
@@ -65,8 +63,9 @@ export class TurnRegistry {
    */
   async start(command: StartTurnCommand): Promise<TurnRunner> {
     const { tenantId, conversationId } = command;
-    if (!this.deps.models.has((command.model ?? DEFAULT_MODEL).provider)) {
-      throw new SteerlineError('invalid_request', `model provider ${(command.model ?? DEFAULT_MODEL).provider} is not configured on this server`);
+    const model = command.model ?? DEFAULT_MODEL;
+    if (!this.deps.models.has(model.provider)) {
+      throw new SteerlineError('invalid_request', `model provider ${model.provider} is not configured on this server`);
     }
     // Only the owning tenant may learn that a turn runs: another tenant's conversation id is not found.
     const local = this.byConversation.get(conversationId);
@@ -85,7 +84,7 @@ export class TurnRegistry {
       const runner = new TurnRunner(
         {
           log: this.deps.log,
-          model: this.deps.models.get((command.model ?? DEFAULT_MODEL).provider),
+          model: this.deps.models.get(model.provider),
           tools: this.deps.tools,
           subject,
           onEnded: (r) => this.release(r),
@@ -106,7 +105,7 @@ export class TurnRegistry {
           tenantId,
           conversationId,
           prompt: command.prompt,
-          model: command.model ?? DEFAULT_MODEL,
+          model,
           limits: { ...DEFAULT_LIMITS, ...command.limits },
           engineId: this.deps.engineId,
         });
