@@ -46,9 +46,7 @@ export class EventLog {
   /** Appends in order; returns the subject's new last sequence. */
   async append(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
     if (events.length > 1) return this.appendPipelined(subject, events, expectedLastSeq);
-    let last = expectedLastSeq;
-    for (const event of events) last = await this.appendOne(subject, event, last);
-    return last;
+    return events.length === 1 ? this.appendOne(subject, events[0], expectedLastSeq) : expectedLastSeq;
   }
 
   /**
