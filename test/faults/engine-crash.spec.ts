@@ -67,9 +67,12 @@ describe('an engine that crashes, freezes or stops', () => {
 
   it('a frozen owner that comes back after its turn was settled is fenced: it appends nothing more', async () => {
     const zombie = await onlyEngine('engine-zombie');
-    const { tid } = await turnWithQueuedSteers([sleep(1000), sleep(10)], ['while frozen']);
+    // The first tool outlasts the second engine's start-up, however slow the machine: the turn is still
+    // in it when the owner freezes (checked, not assumed), and its result comes after the turn was settled.
+    const { tid } = await turnWithQueuedSteers([sleep(8000), sleep(10)], ['while frozen']);
     await engine('engine-reaper');
     zombie.signal('SIGSTOP');
+    expect((await turnLog(tid)).map((e) => e.event.type)).not.toContain('ToolCallFinished');
     const settled = await eventually(async () => {
       const log = await turnLog(tid);
       return log.at(-1)?.event.type === 'TurnFailed' ? log : undefined;
