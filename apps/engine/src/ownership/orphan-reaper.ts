@@ -44,6 +44,7 @@ export class OrphanReaper {
         await this.deps.ownership.release(turn.turnId, turn.engineId);
       } catch (err) {
         // Another engine settled it first, or the log is down: the next pass decides again.
+        this.deps.ownership.retryLater(turn.engineId);
         if (!(err instanceof StaleWriterError)) this.logger.warn({ message: 'could not settle orphaned turn', turnId: turn.turnId, error: (err as Error).message });
       }
     }

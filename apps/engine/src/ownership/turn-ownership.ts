@@ -23,6 +23,8 @@ const FULL_SWEEP_EVERY = 10;
 export class TurnOwnership {
   private timer?: NodeJS.Timeout;
   private seenAlive = new Set<string>();
+  /** Dead engines with a turn that a sweep could not settle: listed again on the next sweep, not only on a full one. */
+  private unsettled = new Set<string>();
   private sweeps = 0;
 
   private constructor(
@@ -73,7 +75,9 @@ export class TurnOwnership {
     }
     const gone = [...this.seenAlive].filter((id) => !alive.has(id));
     const full = this.sweeps % FULL_SWEEP_EVERY === 0;
-    const filters = full ? ['>'] : [...gone.map((id) => `${id}.>`), `${this.engineId}.>`];
+    const retry = [...this.unsettled].filter((id) => !gone.includes(id) && id !== this.engineId);
+    this.unsettled.clear();
+    const filters = full ? ['>'] : [...[...gone, ...retry].map((id) => `${id}.>`), `${this.engineId}.>`];
     const out: OwnedTurn[] = [];
     for (const filter of filters) {
       for (const key of await this.keys(this.buckets.turns, filter)) {
@@ -102,6 +106,11 @@ export class TurnOwnership {
     const prefix = `$KV.${bucket}.`;
     const info = await this.jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}${filter}` });
     return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
+  }
+
+  /** A turn of this dead engine could not be settled now: the next sweep lists its claims again. */
+  retryLater(engineId: string): void {
+    this.unsettled.add(engineId);
   }
 
   /** Stops the heartbeat; the lease then runs out by itself. With `release`, it ends now. */
