@@ -8,6 +8,8 @@ export interface PersistenceConfig {
   natsUrl: string;
   databaseUrl: string;
   prefix: string;
+  /** Replicas of the stream when this service is the first to create it. */
+  streamReplicas: number;
   /**
    * A fault to inject, for fault tests only. `exit_after_commit`: the projector
    * kills its own process (SIGKILL) right after its first batch commits and
@@ -44,6 +46,7 @@ const EnvSchema = z.object({
       .regex(/^[A-Za-z0-9_-]+$/, 'expected letters, digits, "_" or "-" (it becomes a subject token)')
       .default(DEFAULT_PREFIX),
   ),
+  STEERLINE_STREAM_REPLICAS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(5).default(1)),
   STEERLINE_FAULT: z.preprocess(unsetIfEmpty, z.enum(['exit_after_commit']).optional()),
 });
 
@@ -54,8 +57,14 @@ export function loadPersistenceConfig(env: Record<string, string | undefined> = 
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`invalid persistence configuration: ${problems}`);
   }
-  const { NATS_URL, DATABASE_URL, STEERLINE_PREFIX, STEERLINE_FAULT } = parsed.data;
-  return { natsUrl: NATS_URL, databaseUrl: DATABASE_URL, prefix: STEERLINE_PREFIX, ...(STEERLINE_FAULT && { fault: STEERLINE_FAULT }) };
+  const { NATS_URL, DATABASE_URL, STEERLINE_PREFIX, STEERLINE_STREAM_REPLICAS, STEERLINE_FAULT } = parsed.data;
+  return {
+    natsUrl: NATS_URL,
+    databaseUrl: DATABASE_URL,
+    prefix: STEERLINE_PREFIX,
+    streamReplicas: STEERLINE_STREAM_REPLICAS,
+    ...(STEERLINE_FAULT && { fault: STEERLINE_FAULT }),
+  };
 }
 
 /** The database a postgres URL names (its path without the leading slash). */

@@ -31,7 +31,7 @@ const base = loadPersistenceConfig(process.env);
 const prefix = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const dbUrl = new URL(base.databaseUrl);
 dbUrl.pathname = `/steerline_test_${randomBytes(4).toString('hex')}`;
-const config: PersistenceConfig = { natsUrl: base.natsUrl, databaseUrl: dbUrl.toString(), prefix };
+const config: PersistenceConfig = { natsUrl: base.natsUrl, databaseUrl: dbUrl.toString(), prefix, streamReplicas: 1 };
 const s: Subjects = subjects(prefix);
 
 const conversationId = uuidv7();

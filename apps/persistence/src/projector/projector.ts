@@ -81,7 +81,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await ensureStream(await this.manager(), this.s);
+    await ensureStream(await this.manager(), this.s, this.config.streamReplicas);
     await this.start();
   }
 

@@ -1,0 +1,32 @@
+import { databaseName, loadPersistenceConfig } from './config';
+
+describe('persistence configuration', () => {
+  it('defaults to local NATS and PostgreSQL, prefix steerline, and a one-replica stream', () => {
+    expect(loadPersistenceConfig({})).toEqual({
+      natsUrl: 'nats://127.0.0.1:4222',
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/steerline',
+      prefix: 'steerline',
+      streamReplicas: 1,
+    });
+  });
+
+  it('reads the stream’s replicas, as the engine does, so whichever starts first creates the same stream', () => {
+    expect(loadPersistenceConfig({ STEERLINE_STREAM_REPLICAS: '3' }).streamReplicas).toBe(3);
+    expect(loadPersistenceConfig({ STEERLINE_STREAM_REPLICAS: '' }).streamReplicas).toBe(1);
+  });
+
+  it.each([
+    ['STEERLINE_STREAM_REPLICAS', { STEERLINE_STREAM_REPLICAS: '0' }],
+    ['STEERLINE_STREAM_REPLICAS', { STEERLINE_STREAM_REPLICAS: 'three' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://localhost/x' }],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://localhost:5432' }],
+    ['NATS_URL', { NATS_URL: 'http://x y' }],
+    ['STEERLINE_PREFIX', { STEERLINE_PREFIX: 'a.b' }],
+  ])('refuses a bad %s, naming it', (name, env) => {
+    expect(() => loadPersistenceConfig(env)).toThrow(new RegExp(`invalid persistence configuration: .*${name}`));
+  });
+
+  it('names the database of a URL', () => {
+    expect(databaseName('postgres://u@h:5432/my%20db?sslmode=disable')).toBe('my db');
+  });
+});
