@@ -44,7 +44,7 @@ describe('the openai provider when the endpoint fails', () => {
     expect(checkInvariants(events, { requireSettled: true })).toEqual([]);
   });
 
-  it('a 4xx answer is not retried: the turn fails after one request with the endpoint’s reason', async () => {
+  it('a 4xx answer other than 429 is not retried: the turn fails after one request with the endpoint’s reason', async () => {
     fake.answer({ status: 404, message: 'model gpt-test does not exist' });
     const prompt = 'Use a model that does not exist';
     const tid = await startTurn(prompt);
@@ -53,6 +53,26 @@ describe('the openai provider when the endpoint fails', () => {
     const failed = events.at(-1)!.event;
     expect(failed).toMatchObject({ type: 'TurnFailed', data: { error: { code: 'model_rejected' } } });
     expect(failed.type === 'TurnFailed' && failed.data.error.message).toContain('model gpt-test does not exist');
+  });
+
+  it('a 429 is tried again after the endpoint’s Retry-After, and the answer that follows drives the turn', async () => {
+    fake.answer({ status: 429, message: 'slow down', headers: { 'retry-after': '1' } }, { text: 'answered after waiting' });
+    const prompt = 'Ask a busy endpoint';
+    const tid = await startTurn(prompt);
+    const events = await ended(tid);
+    expect(events.at(-1)!.event).toMatchObject({ type: 'TurnCompleted', data: { text: 'answered after waiting' } });
+    const [limited, retried] = requestsFor(prompt);
+    expect(retried.body).toEqual(limited.body);
+    expect(retried.receivedAt - limited.receivedAt).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('a 429 asking for a longer wait than the engine will give fails the turn at once, as model_rate_limited', async () => {
+    fake.answer({ status: 429, message: 'quota exhausted', headers: { 'retry-after': '3600' } });
+    const prompt = 'Ask an exhausted endpoint';
+    const tid = await startTurn(prompt);
+    const events = await ended(tid);
+    expect(requestsFor(prompt)).toHaveLength(1);
+    expect(events.at(-1)!.event).toMatchObject({ type: 'TurnFailed', data: { error: { code: 'model_rate_limited' } } });
   });
 
   it('a malformed tool call is asked for again, and the valid answer that follows drives the turn', async () => {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 export type FakeAnswer =
   | { text?: string; toolCalls?: { id?: string; name: string; args?: Record<string, unknown>; rawArguments?: string }[]; usage?: { prompt_tokens: number; completion_tokens: number }; delayMs?: number }
   /** An HTTP error status with an OpenAI-style error body. */
-  | { status: number; message?: string; delayMs?: number }
+  | { status: number; message?: string; delayMs?: number; headers?: Record<string, string> }
   /** Never answers: the request stays open until the client gives up (abort, timeout). */
   | { hang: true }
   /** A 200 whose body is the given object, as is (for malformed answers). */
@@ -66,7 +66,7 @@ async function reply(res: ServerResponse, answer: FakeAnswer, model: string): Pr
   if ('delayMs' in answer && answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
   if (res.destroyed) return;
   if ('raw' in answer) return send(res, 200, answer.raw);
-  if ('status' in answer) return send(res, answer.status, { error: { message: answer.message ?? `fake error ${answer.status}`, type: 'server_error' } });
+  if ('status' in answer) return send(res, answer.status, { error: { message: answer.message ?? `fake error ${answer.status}`, type: 'server_error' } }, answer.headers);
   const toolCalls = (answer.toolCalls ?? []).map((c, i) => ({
     id: c.id ?? `fake_call_${i}`,
     type: 'function',
@@ -88,7 +88,7 @@ async function reply(res: ServerResponse, answer: FakeAnswer, model: string): Pr
   });
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }

@@ -56,7 +56,7 @@ export class OpenAIModel implements ModelProvider {
     const attempts = 1 + this.config.maxRetries;
     let failure: Failure | undefined;
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (failure) await abortableDelay(backoffMs(attempt - 1, this.config.retryBaseMs ?? 500), signal);
+      if (failure) await abortableDelay(failure.retryAfterMs ?? backoffMs(attempt - 1, this.config.retryBaseMs ?? 500), signal);
       try {
         const completion = await this.client.chat.completions.create(body, { signal });
         return answerOf(completion, request.step);
