@@ -41,7 +41,13 @@ describe('contracts', () => {
     const b = uuidv7(2000);
     expect(isUuid(a) && isUuid(b)).toBe(true);
     expect(a[14]).toBe('7');
+    expect('89ab').toContain(a[19]);
     expect(a < b).toBe(true);
+    // The first 48 bits are the milliseconds; the rest differ between ids of the same millisecond.
+    const now = Date.parse('2026-11-29T12:00:00.123Z');
+    const ids = Array.from({ length: 1000 }, () => uuidv7(now));
+    expect(new Set(ids).size).toBe(1000);
+    expect(ids.every((id) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16) === now && isUuid(id))).toBe(true);
   });
 
   it('limits default and are validated within their ranges', () => {

@@ -44,7 +44,9 @@ export async function ensureStream(jsm: JetStreamManager, s: Subjects, replicas 
 }
 
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
-  return connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: false });
+  // noAsyncTraces: no Error (with its stack) is built ahead of every request and
+  // subscription timeout in case it fails; failures are mapped to typed errors anyway.
+  return connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: false, noAsyncTraces: true });
 }
 
 const encoder = new TextEncoder();
