@@ -11,7 +11,11 @@ function captureWrites() {
     }) as typeof process.stdout.write;
   }
   const lines = () => writes.flatMap((w) => w.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>));
-  return { writes, lines, restore: () => Object.assign(process.stdout, { write: originals.stdout }) && Object.assign(process.stderr, { write: originals.stderr }) };
+  const restore = () => {
+    process.stdout.write = originals.stdout;
+    process.stderr.write = originals.stderr;
+  };
+  return { writes, lines, restore };
 }
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -9,7 +9,7 @@ const ROUTINE: ReadonlySet<LogLevel> = new Set(['log', 'debug', 'verbose']);
 /**
  * The lines bound for one stream. A write to a pipe is synchronous on Linux and
  * wakes the reader (a log collector, `npm start`): one per request costs a busy
- * gateway more than its routing. Routine lines are written together, at most
+ * gateway a system call and a wake-up each. Routine lines are written together, at most
  * FLUSH_MS later; a warning or worse writes everything before it, then itself,
  * at once; so does the process's exit. A SIGKILL loses at most FLUSH_MS of
  * routine lines.
