@@ -6,7 +6,13 @@ const DIST = join(__dirname, '../..');
 
 /** One app of dist/ as its own process; resolves once it logs that it is ready. */
 export async function spawnApp(app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
-  const child = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), join(DIST, `apps/${app}/src/main.js`)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Like `npm start`'s apps, it stops by itself when the bench dies without stopping it.
+  const exitWithParent = join(DIST, '../scripts/lib/exit-with-parent.cjs');
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, '--require', exitWithParent, join(DIST, `apps/${app}/src/main.js`)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const tail: string[] = [];
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${app} was not ready in 30 s:\n${tail.join('\n')}`)), 30_000);

@@ -16,7 +16,9 @@ export class ServiceProcess {
   constructor(readonly app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>) {
     const entry = join(ROOT, `dist/apps/${app}/src/main.js`);
     if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` (npm test does)`);
-    this.child = spawn(process.execPath, [entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Like `npm start`'s apps, it stops by itself when the test process dies without stopping it.
+    const exitWithParent = join(ROOT, 'scripts/lib/exit-with-parent.cjs');
+    this.child = spawn(process.execPath, ['--require', exitWithParent, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       readline.createInterface({ input: stream }).on('line', (line) => this.lines.push(line));
