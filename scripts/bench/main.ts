@@ -67,7 +67,9 @@ async function main(): Promise<void> {
       { group: 'steerline', name: 'steer accept, 64 clients, p50', value: accept.concurrent.p50, unit: 'ms', floor: acceptFloor, floorName: 'HTTP + NATS request + JS ack' },
       { group: 'steerline', name: 'steer accept, 64 clients, p99', value: accept.concurrent.p99, unit: 'ms' },
       { group: 'steerline', name: 'steers accepted per second, 64 clients', value: accept.concurrent.perSecond, unit: 'steers/s', floor: raw.jsWindowedPerSecond, floorName: 'windowed JS publish' },
-      ...[0, 1, 5].map((k): Row => ({ group: 'steerline', name: `boundary overhead, ${k} steer(s) queued, median`, value: boundary[k], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack', target: k > 0 ? '≤ 1 ack per batch' : undefined })),
+      ...[0, 1, 5].map((k): Row => ({ group: 'steerline', name: `boundary overhead, ${k} steer(s) queued, median`, value: boundary[k], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack' })),
+      // What delivering a batch of steers adds to a boundary: the target is about this.
+      ...[1, 5].map((k): Row => ({ group: 'steerline', name: `added by delivering ${k} steer(s) (${k} queued − 0 queued)`, value: boundary[k] - boundary[0], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack', target: '≤ 1 ack per batch' })),
       { group: 'steerline', name: 'projector throughput', value: projector.projectorEventsPerSecond, unit: 'events/s', floor: projector.rawInsertRowsPerSecond, floorName: 'raw batched INSERT of the same payloads', target: '≥ 0.5×' },
       { group: 'steerline', name: 'end-to-end lag, steer accepted → visible in the read model, p50', value: lag.p50, unit: 'ms' },
       { group: 'steerline', name: 'end-to-end lag, p99', value: lag.p99, unit: 'ms' },
