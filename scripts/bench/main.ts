@@ -10,14 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client } from 'pg';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, subjects } from '@steerline/contracts';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
 import { measureIdleTurnMemory } from './memory';
-import { spawnApp, stop } from './processes';
+import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
 import { measureRaw } from './raw';
 import { renderReport, type Row } from './report';
+import { median } from './stats';
 import { measureBoundary, measureProjectionLag, measureSteerAccept } from './steerline';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -84,14 +84,9 @@ async function main(): Promise<void> {
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
   } finally {
     for (const child of children.reverse()) await stop(child);
-    const jsm = await jetstreamManager(nc);
-    const s = subjects(prefix);
-    for (const stream of [s.stream, `KV_${s.turnsBucket}`, `KV_${s.enginesBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
+    await deleteStreams(nc, prefix);
     await nc.close();
-    const admin = new Client({ connectionString: `${PG_SERVER}/postgres` });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await admin.end();
+    await dropDatabase(PG_SERVER, database);
   }
 }
 

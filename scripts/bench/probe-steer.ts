@@ -5,19 +5,18 @@
  * steer as it comes; `BENCH_PROFILE=<dir>` writes each process's CPU profile there.
  */
 import { randomBytes } from 'node:crypto';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { Client } from 'pg';
 import { connectNats, request, subjects } from '@steerline/contracts';
-import { spawnApp, stop } from './processes';
+import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
 import { median, timeEach } from './stats';
 
+const PG_SERVER = 'postgres://postgres@127.0.0.1:5432';
 const TURNS = 20;
 const STEERS = 400;
 
 async function main() {
   const prefix = `probe${randomBytes(3).toString('hex')}`;
   const database = `steerline_${prefix}`;
-  const env = { STEERLINE_PREFIX: prefix, PORT: '0', STEERLINE_RATE_LIMIT: '0', DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}` };
+  const env = { STEERLINE_PREFIX: prefix, PORT: '0', STEERLINE_RATE_LIMIT: '0', DATABASE_URL: `${PG_SERVER}/${database}` };
   const apps = [];
   const nc = await connectNats('nats://127.0.0.1:4222', 'probe');
   const s = subjects(prefix);
@@ -47,13 +46,9 @@ async function main() {
     for (const tid of turns) await call(s.cancel(tid), { tenantId: 'default' });
   } finally {
     for (const app of apps.reverse()) await stop(app.child, 'SIGTERM');
-    const jsm = await jetstreamManager(nc);
-    for (const stream of [s.stream, `KV_${s.turnsBucket}`, `KV_${s.enginesBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
+    await deleteStreams(nc, prefix);
     await nc.close();
-    const admin = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await admin.end();
+    await dropDatabase(PG_SERVER, database);
   }
 }
 main().then(

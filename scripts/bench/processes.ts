@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import readline from 'node:readline';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Client } from 'pg';
+import { subjects } from '@steerline/contracts';
 
 const DIST = join(__dirname, '../..');
 
@@ -35,4 +39,22 @@ export async function stop(child: ChildProcess, signal: NodeJS.Signals = process
   const exited = new Promise((r) => child.once('exit', r));
   child.kill(signal);
   await exited;
+}
+
+/** Deletes what a run on `prefix` left in NATS: its event stream and its two KV buckets. */
+export async function deleteStreams(nc: NatsConnection, prefix: string): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const s = subjects(prefix);
+  for (const stream of [s.stream, `KV_${s.turnsBucket}`, `KV_${s.enginesBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
+}
+
+/** Drops a run's database on `server` (a postgres URL without a database). */
+export async function dropDatabase(server: string, name: string): Promise<void> {
+  const admin = new Client({ connectionString: `${server}/postgres` });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
 }

@@ -5,6 +5,7 @@ import { loadEngineConfig } from '../../apps/engine/src/config';
 import type { ModelProvider, ModelRequest } from '../../apps/engine/src/models/model.provider';
 import { ScriptedModel } from '../../apps/engine/src/models/scripted.model';
 import { BUILTIN_TOOLS } from '../../apps/engine/src/tools/tool.registry';
+import { deleteStreams } from './processes';
 import { median, percentile, pool, timeEach } from './stats';
 
 const IDLE = { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 600_000 } } }] };
@@ -108,9 +109,7 @@ export async function measureBoundary(opts: { natsUrl: string; prefix: string; n
   } finally {
     sleep.run = run;
     await engine.close();
-    const { jetstreamManager } = await import('@nats-io/jetstream');
-    const jsm = await jetstreamManager(opts.nc);
-    for (const stream of [s.stream, `KV_${s.turnsBucket}`, `KV_${s.enginesBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
+    await deleteStreams(opts.nc, prefix);
   }
   return result;
 }
