@@ -49,7 +49,11 @@ async function main(): Promise<void> {
     log('projection lag');
     const lag = await measureProjectionLag(gatewayUrl, nc, prefix);
     log('projector throughput');
-    const projector = await benchProjector({ databaseUrl, events: 20_000 });
+    const rounds = await benchProjector({ databaseUrl, events: 20_000 });
+    const projector = {
+      projectorEventsPerSecond: median(rounds.map((r) => r.projectorEventsPerSecond)),
+      rawInsertRowsPerSecond: median(rounds.map((r) => r.rawInsertRowsPerSecond)),
+    };
     log('rebuild');
     const rebuild = await timeRebuild(env, nc, prefix);
     log(`memory with ${IDLE_TURNS.join(', ')} idle turns`);

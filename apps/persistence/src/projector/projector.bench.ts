@@ -14,23 +14,23 @@ import type { DeadLetters } from './dead-letters';
  * raw batched INSERT of the same payloads manages. The issue's goal is a ratio
  * of at least 0.5. NATS is left out on both sides: this is the PostgreSQL cost.
  */
-const ROUNDS = 3;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-export interface ProjectorBenchResult {
-  events: number;
-  batchSize: number;
+export interface ProjectorBenchRound {
   projectorEventsPerSecond: number;
   rawInsertRowsPerSecond: number;
-  /** projector / raw. */
-  ratio: number;
 }
 
-export async function benchProjector(opts: { databaseUrl: string; events?: number; batchSize?: number; warmupEvents?: number }): Promise<ProjectorBenchResult> {
+/**
+ * One round per entry, each on fresh events, the raw INSERT and the projector
+ * alternating: one round of each is too short to stand apart from a noisy
+ * machine, so the caller compares medians.
+ */
+export async function benchProjector(opts: {
+  databaseUrl: string;
+  events?: number;
+  batchSize?: number;
+  warmupEvents?: number;
+  rounds?: number;
+}): Promise<ProjectorBenchRound[]> {
   const batchSize = opts.batchSize ?? 500;
   const messages = syntheticLog(opts.events ?? 20_000);
   const dataSource = await openReadModels(opts.databaseUrl, 'steerline-bench');
@@ -78,20 +78,15 @@ export async function benchProjector(opts: { databaseUrl: string; events?: numbe
     await inGeneration((db) => db.query('TRUNCATE bench_raw'));
     await project(warmUp, 'bench-warm-up');
 
-    // Rounds alternate the two, each on fresh events, and the medians are compared: one round of
-    // each is too short to stand apart from this machine's noise.
-    const raw: number[] = [];
-    const projected: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
+    const rounds: ProjectorBenchRound[] = [];
+    for (let round = 0; round < (opts.rounds ?? 3); round++) {
       const batches = chunk(round === 0 ? messages : syntheticLog(messages.length), batchSize);
       await inGeneration((db) => db.query('TRUNCATE bench_raw'));
-      raw.push(messages.length / (await timed(() => insertRaw(batches))));
-      projected.push(messages.length / (await timed(() => project(batches, `bench-${round}`))));
+      const rawInsertRowsPerSecond = messages.length / (await timed(() => insertRaw(batches)));
+      const projectorEventsPerSecond = messages.length / (await timed(() => project(batches, `bench-${round}`)));
+      rounds.push({ projectorEventsPerSecond, rawInsertRowsPerSecond });
     }
-
-    const projectorEventsPerSecond = Math.round(median(projected));
-    const rawInsertRowsPerSecond = Math.round(median(raw));
-    return { events: messages.length, batchSize, projectorEventsPerSecond, rawInsertRowsPerSecond, ratio: projectorEventsPerSecond / rawInsertRowsPerSecond };
+    return rounds;
   } finally {
     await dataSource.transaction((db) => dropGeneration(db, generation)).catch(() => undefined);
     await dataSource.destroy();
