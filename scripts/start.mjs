@@ -7,7 +7,7 @@
 //    once all three are ready, restarts one that dies, and on Ctrl-C / SIGTERM
 //    stops the apps (gateway first), then the servers it started, and exits 0.
 //
-// Variables besides the apps' own (shared/DESIGN.md §7):
+// Variables besides the apps' own (docs/design.md §7):
 //   STEERLINE_PG_PORT          where to look for PostgreSQL when DATABASE_URL is unset (5432)
 //   STEERLINE_STOP_TIMEOUT_MS  how long an app gets to stop after SIGTERM before SIGKILL (20000;
 //                              longer than the apps' own 15 s shutdown limits)

@@ -110,7 +110,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 /**
  * A steer as a careful client sends it: with its own id, resubmitted after a 503
  * (no answer in time: it may or may not have been accepted) until the answer is
- * definite. Resubmitting the same id is idempotent (DESIGN §2.10).
+ * definite. Resubmitting the same id is idempotent (docs/design.md §2.11).
  */
 export async function steerSafely(stack: Stack, turnId: string, text: string, steerId: string = uuidv7()) {
   let res = await stack.api('POST', `/turns/${turnId}/steers`, { text, steerId });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_PREFIX, subjects } from '@steerline/contracts';
 import { parseApiKeys } from './auth/api-keys';
 
-/** The gateway's whole configuration (DESIGN §7), validated once at start-up. */
+/** The gateway's whole configuration (docs/design.md §7), validated once at start-up. */
 export interface GatewayConfig {
   natsUrl: string;
   prefix: string;

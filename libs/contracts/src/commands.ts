@@ -8,7 +8,7 @@ import { ModelSpecSchema } from './models';
 // they are never guidance, and some terminals and models mis-read them.
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
-/** Trims a steer's text and checks it (DESIGN §2.12); throws `invalid_request`. */
+/** Trims a steer's text and checks it (docs/design.md §2.13); throws `invalid_request`. */
 export function normalizeSteerText(text: unknown): string {
   if (typeof text !== 'string') throw new SteerlineError('invalid_request', 'text must be a string');
   const trimmed = text.trim();
@@ -57,7 +57,7 @@ export type SteerQuery = z.infer<typeof SteerQuery>;
 export const STEER_STATUSES = ['queued', 'delivered', 'dropped'] as const;
 export type SteerStatus = (typeof STEER_STATUSES)[number];
 
-/** What a client learns about one steer, on every path (DESIGN §5). */
+/** What a client learns about one steer, on every path (docs/design.md §5). */
 export const ReceiptSchema = z
   .object({
     steerId: uuid,

@@ -1,6 +1,6 @@
 import { isTerminalTurnEvent, type SteerlineEvent, type TurnEvent } from './events';
 
-/** Invariants I1–I6 of DESIGN §2, checked on the log alone. */
+/** Invariants I1–I6 of docs/design.md §2, checked on the log alone. */
 export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'positions' | 'single_runner';
 
 export interface Violation {

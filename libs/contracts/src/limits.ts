@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Per-turn limits (DESIGN §6): defaults and the ranges a turn may choose within. */
+/** Per-turn limits (docs/design.md §6.3): defaults and the ranges a turn may choose within. */
 export const LIMITS = {
   maxQueued: { default: 5, min: 1, max: 1000 },
   maxContinuations: { default: 10, min: 0, max: 100 },

@@ -19,7 +19,7 @@ import type { Subjects } from './subjects';
 
 const NANOS_PER_MS = 1_000_000;
 
-/** The event stream's settings (DESIGN §3); part of the contract consumers rely on. */
+/** The event stream's settings (docs/design.md §3); part of the contract consumers rely on. */
 export function streamConfig(s: Subjects, replicas = 1): Partial<StreamConfig> & { name: string } {
   return {
     name: s.stream,

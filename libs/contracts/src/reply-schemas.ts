@@ -8,7 +8,7 @@ import type { ChatMessage } from './transcript';
 import type { ConversationView, SteerView, TurnView } from './views';
 
 /**
- * Schemas of the request/reply answers (DESIGN §4), for the AsyncAPI document
+ * Schemas of the request/reply answers (docs/design.md §4), for the AsyncAPI document
  * and for services in other languages. The TypeScript types in views.ts and
  * transcript.ts stay the source; the checks at the bottom fail the type-check
  * when the two drift apart.

@@ -4,7 +4,7 @@ import type { ChatMessage } from './transcript';
 import type { Boundary, DropReason } from './events';
 import type { SteerStatus, TurnStatus } from './commands';
 
-/** Read models answered by the persistence service (DESIGN §5). */
+/** Read models answered by the persistence service (docs/design.md §5). */
 export interface SteerView {
   id: string;
   turnId: string;

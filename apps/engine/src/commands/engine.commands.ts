@@ -93,7 +93,7 @@ export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunne
   const onConversationSteer = async (body: unknown) => {
     const command = parseBody(SubmitConversationSteerCommand, body);
     owned(command.tenantId);
-    // Resolved here, by the owner, so the check and the acceptance are one step (DESIGN §2.9).
+    // Resolved here, by the owner, so the check and the acceptance are one step (docs/design.md §2.10).
     if (command.expectedTurnId && command.expectedTurnId !== runner.turnId) {
       throw new SteerlineError('turn_moved_on', `the running turn is ${runner.turnId}`, { turnId: runner.turnId });
     }

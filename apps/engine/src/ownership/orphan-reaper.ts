@@ -8,7 +8,7 @@ import { initialState } from '../turn/turn.state';
 import type { OwnedTurn, TurnOwnership } from './turn-ownership';
 
 /**
- * Settles the turns of engines that died (DESIGN §2.8): every queued steer is
+ * Settles the turns of engines that died (docs/design.md §2.9): every queued steer is
  * dropped `engine_lost`, then the turn fails — decided by the same decider, and
  * appended guarded by the conversation's last sequence, so a zombie owner that
  * comes back is refused and two reapers cannot both settle one turn.

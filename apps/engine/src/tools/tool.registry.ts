@@ -23,7 +23,7 @@ export interface ToolSource {
 
 /**
  * A tool that failed; its message becomes the tool result's error, which the
- * model sees. A `fatal` one fails the turn (DESIGN §2.8: `turn_failed`).
+ * model sees. A `fatal` one fails the turn (docs/design.md §2.17: `turn_failed`).
  */
 export class ToolError extends Error {
   constructor(

@@ -17,7 +17,7 @@ type TurnEventType = TurnEvent['type'];
 export type TurnEventDraft = { [T in TurnEventType]: { type: T; data: EventData<T> } }[TurnEventType];
 
 /**
- * Every steering rule of DESIGN §2 is decided here and nowhere else. Pure: no
+ * Every steering rule of docs/design.md §2 is decided here and nowhere else. Pure: no
  * clock, no ids, no I/O. Throws a `SteerlineError` when a command is refused;
  * a refused command produces no event.
  */
@@ -63,7 +63,7 @@ function startTurn(command: Extract<TurnCommand, { type: 'StartTurn' }>, state: 
 }
 
 function submitSteer(command: Extract<TurnCommand, { type: 'SubmitSteer' }>, state: TurnState): TurnEventDraft[] {
-  // A resubmitted id is the same steer: same receipt, no second event (DESIGN §2.10).
+  // A resubmitted id is the same steer: same receipt, no second event (docs/design.md §2.11).
   if (state.steers.has(command.steerId)) return [];
   const text = normalizeSteerText(command.text);
   const maxQueued = state.limits!.maxQueued;

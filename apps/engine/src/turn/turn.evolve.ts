@@ -22,7 +22,7 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         limits: event.data.limits,
       };
     case 'ModelRequested':
-      // A request after a text-only answer is a continuation (DESIGN §2.6).
+      // A request after a text-only answer is a continuation (docs/design.md §2.6).
       return {
         ...next,
         step: event.data.step,

@@ -15,7 +15,7 @@ const CreateConversationBody = z.object({}).strict();
 const count = z.string().regex(/^\d{1,9}$/, 'must be a non-negative integer').transform(Number);
 const TranscriptPage = z.object({ afterMessage: count.optional(), limit: count.optional() });
 
-/** DESIGN §5: create a conversation and read it as the model saw it. */
+/** docs/design.md §5: create a conversation and read it as the model saw it. */
 @Controller('v1/conversations')
 export class ConversationsController {
   constructor(

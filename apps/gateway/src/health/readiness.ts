@@ -13,7 +13,7 @@ export interface Readiness {
   checks: { nats: CheckResult; stream: CheckResult; database: CheckResult };
 }
 
-/** NATS connected, the event stream present, the database reachable through persistence (DESIGN §7). */
+/** NATS connected, the event stream present, the database reachable through persistence (docs/design.md §5). */
 @Injectable()
 export class ReadinessProbe {
   constructor(

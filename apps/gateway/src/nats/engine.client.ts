@@ -14,7 +14,7 @@ import {
 import { COMMAND_TIMEOUT_MS, NATS_CONNECTION, SUBJECTS } from './nats.tokens';
 
 /**
- * Commands to the engine (DESIGN §4). Nobody answering a turn's own subject
+ * Commands to the engine (docs/design.md §4). Nobody answering a turn's own subject
  * means no engine runs that turn; nobody answering the engine's queue subjects
  * means no engine runs at all.
  */

@@ -15,7 +15,7 @@ export interface HealthReply {
   database: boolean;
 }
 
-/** Queries answered by the persistence service's queue group (DESIGN §4). */
+/** Queries answered by the persistence service's queue group (docs/design.md §4). */
 @Injectable()
 export class ReadModelsClient {
   constructor(

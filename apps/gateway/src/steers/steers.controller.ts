@@ -20,7 +20,7 @@ const RECEIPT_ANSWERS: RouteDoc['responses'] = {
   503: 'unavailable {steerId}: no answer in time; resubmitting the same steerId is idempotent',
 };
 
-/** DESIGN §5: steer a turn or a conversation, read a steer's receipt, withdraw it. */
+/** docs/design.md §5: steer a turn or a conversation, read a steer's receipt, withdraw it. */
 @Controller('v1')
 export class SteersController {
   constructor(@Inject(SteersService) private readonly steers: SteersService) {}

@@ -8,7 +8,7 @@ import { EventLogClient } from '../nats/event-log.client';
 import { ReadModelsClient } from '../nats/read-models.client';
 import { CancelTurnBody, StartTurnBody } from './turn-bodies';
 
-/** DESIGN §5: start a turn, read it, cancel it. */
+/** docs/design.md §5: start a turn, read it, cancel it. */
 @Controller('v1')
 export class TurnsController {
   constructor(

@@ -17,7 +17,7 @@ const UNIQUE_VIOLATION = '23505';
 // Serialises migrations when several instances start at once; migrations are not idempotent.
 const MIGRATION_LOCK = 'steerline-persistence-migrations';
 
-/** Creates the database DATABASE_URL names when it does not exist yet (DESIGN §7). */
+/** Creates the database DATABASE_URL names when it does not exist yet (docs/design.md §7). */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const probe = new Client({ connectionString: databaseUrl });
   try {

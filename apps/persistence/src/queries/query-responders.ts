@@ -19,7 +19,7 @@ export interface HealthView {
   stalledConversations: number | null;
 }
 
-/** Answers the `qry.*` subjects in the persistence queue group (DESIGN §4). */
+/** Answers the `qry.*` subjects in the persistence queue group (docs/design.md §4). */
 @Injectable()
 export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(QueryResponders.name);
