@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { DEFAULT_PREFIX, uuidv7 } from '@steerline/contracts';
 import type { OpenAIConfig } from './models/openai/openai.model';
 import type { RemoteToolOptions } from './tools/remote/remote-tool.directory';
+import { loadMcpConfig, type McpServerConfig } from './tools/mcp/mcp.config';
+import type { McpToolOptions } from './tools/mcp/mcp-tool.source';
 
 /** An empty variable counts as unset, as in most shells' `VAR= cmd`. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
@@ -26,6 +28,8 @@ const EngineEnv = z.object({
   STEERLINE_TOOL_TIMEOUT_MS: millis(100, 60_000),
   /** How often the engine asks tool services to describe themselves (services also announce themselves at start). */
   STEERLINE_TOOL_DISCOVERY_MS: millis(1000, 30_000),
+  /** A JSON file in the common `mcpServers` shape: the MCP servers whose tools turns are offered. */
+  STEERLINE_MCP_CONFIG: optional(z.string()),
 });
 
 export interface EngineConfig {
@@ -39,6 +43,8 @@ export interface EngineConfig {
   openai?: OpenAIConfig;
   /** Absent: the defaults. */
   remoteTools?: RemoteToolOptions;
+  /** MCP servers (STEERLINE_MCP_CONFIG); absent: none. */
+  mcp?: { servers: McpServerConfig[] } & Partial<McpToolOptions>;
 }
 
 /** Reads the engine's configuration; a bad variable stops start-up with its name. */
@@ -49,6 +55,12 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     throw new Error(`invalid engine configuration: ${String(issue.path[0])}: ${issue.message}`);
   }
   const e = parsed.data;
+  let mcpServers: McpServerConfig[] | undefined;
+  try {
+    mcpServers = e.STEERLINE_MCP_CONFIG === undefined ? undefined : loadMcpConfig(e.STEERLINE_MCP_CONFIG);
+  } catch (err) {
+    throw new Error(`invalid engine configuration: ${(err as Error).message}`);
+  }
   return {
     natsUrl: e.NATS_URL,
     prefix: e.STEERLINE_PREFIX,
@@ -60,5 +72,6 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
       ? { openai: { baseUrl: e.OPENAI_BASE_URL, apiKey: e.OPENAI_API_KEY, timeoutMs: e.OPENAI_TIMEOUT_MS, maxRetries: e.OPENAI_MAX_RETRIES } }
       : {}),
     remoteTools: { callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS, discoveryIntervalMs: e.STEERLINE_TOOL_DISCOVERY_MS },
+    ...(mcpServers ? { mcp: { servers: mcpServers, callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS } } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { EventLog } from './log/event-log';
 import { configuredModels, type ModelRegistry } from './models/model.registry';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/tool.registry';
 import { DEFAULT_REMOTE_TOOL_OPTIONS, RemoteToolDirectory } from './tools/remote/remote-tool.directory';
+import { McpToolSource } from './tools/mcp/mcp-tool.source';
 import { TurnRegistry } from './turn/turn.registry';
 import { OrphanReaper } from './ownership/orphan-reaper';
 import { TurnOwnership } from './ownership/turn-ownership';
@@ -27,6 +28,8 @@ export class EngineService implements OnApplicationShutdown {
   readonly models: ModelRegistry;
   /** Tools other services serve over NATS. */
   remoteTools?: RemoteToolDirectory;
+  /** Tools of the MCP servers in STEERLINE_MCP_CONFIG. */
+  mcpTools?: McpToolSource;
 
   constructor(@Inject(ENGINE_CONFIG) private readonly config: EngineConfig) {
     this.models = configuredModels(config);
@@ -42,8 +45,13 @@ export class EngineService implements OnApplicationShutdown {
     const ownership = (this.ownership = await TurnOwnership.open(nc, s, this.config.engineId, this.config.leaseMs, this.config.streamReplicas));
     this.remoteTools = new RemoteToolDirectory(nc, s.prefix, this.config.remoteTools ?? DEFAULT_REMOTE_TOOL_OPTIONS);
     await this.remoteTools.start();
+    const mcp = this.config.mcp;
+    if (mcp) {
+      this.mcpTools = new McpToolSource(mcp.servers, { ...mcp, callTimeoutMs: mcp.callTimeoutMs ?? this.config.remoteTools?.callTimeoutMs ?? DEFAULT_REMOTE_TOOL_OPTIONS.callTimeoutMs });
+      await this.mcpTools.start();
+    }
     const builtins = this.config.builtinTools ? BUILTIN_TOOLS.filter((t) => this.config.builtinTools!.includes(t.spec.name)) : BUILTIN_TOOLS;
-    const tools = new ToolRegistry(builtins, this.remoteTools);
+    const tools = new ToolRegistry(builtins, this.mcpTools ? [this.remoteTools, this.mcpTools] : [this.remoteTools]);
     this.turns = new TurnRegistry({
       jsm,
       subjects: s,
@@ -68,6 +76,7 @@ export class EngineService implements OnApplicationShutdown {
     await this.reaper?.stop();
     this.remoteTools?.stop();
     await this.turns?.abandonAll('engine_shutdown');
+    await this.mcpTools?.stop();
     await this.ownership?.close(true);
     await this.nc?.drain().catch(() => undefined);
   }

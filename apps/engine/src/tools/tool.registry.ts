@@ -12,13 +12,16 @@ export interface ToolCallContext {
 
 export interface Tool {
   spec: ToolSpec;
+  /** Safe to run again with the same arguments (an MCP tool's `idempotentHint`). */
+  idempotent?: boolean;
   run(args: Record<string, unknown>, signal: AbortSignal, call?: ToolCallContext): Promise<unknown>;
 }
 
-/** Tools that come and go while the engine runs (remote tools served over NATS). */
+/** Tools that come and go while the engine runs (remote tools over NATS, MCP servers' tools). */
 export interface ToolSource {
-  list(): Tool[];
-  get(name: string): Tool | undefined;
+  /** `tenantId`: the turn's tenant, for sources that offer some tools to some tenants only. */
+  list(tenantId?: string): Tool[];
+  get(name: string, tenantId?: string): Tool | undefined;
 }
 
 /**
@@ -77,25 +80,35 @@ export const BUILTIN_TOOLS: Tool[] = [
 
 /**
  * The tools offered to models: the built-ins (`STEERLINE_BUILTIN_TOOLS` may name
- * fewer) and whatever the remote source knows now. A built-in shadows a remote
- * tool of the same name, so a service cannot take over `sleep` or `fail`.
+ * fewer) and whatever the sources (remote tools, MCP servers) know now. A
+ * built-in shadows a source's tool of the same name, so a service cannot take
+ * over `sleep` or `fail`; between sources, the first one listed wins.
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
+  private readonly sources: ToolSource[];
 
-  constructor(
-    tools: Tool[] = BUILTIN_TOOLS,
-    private readonly remote?: ToolSource,
-  ) {
+  constructor(tools: Tool[] = BUILTIN_TOOLS, sources: ToolSource | ToolSource[] = []) {
     for (const tool of tools) this.tools.set(tool.spec.name, tool);
+    this.sources = Array.isArray(sources) ? sources : [sources];
   }
 
-  specs(): ToolSpec[] {
-    const remote = (this.remote?.list() ?? []).filter((t) => !this.tools.has(t.spec.name));
-    return [...this.tools.values(), ...remote].map((t) => t.spec);
+  /** What a turn of `tenantId` is offered now. */
+  specs(tenantId?: string): ToolSpec[] {
+    const offered = new Map(this.tools);
+    for (const source of this.sources) {
+      for (const tool of source.list(tenantId)) if (!offered.has(tool.spec.name)) offered.set(tool.spec.name, tool);
+    }
+    return [...offered.values()].map((t) => t.spec);
   }
 
-  get(name: string): Tool | undefined {
-    return this.tools.get(name) ?? this.remote?.get(name);
+  get(name: string, tenantId?: string): Tool | undefined {
+    const builtin = this.tools.get(name);
+    if (builtin) return builtin;
+    for (const source of this.sources) {
+      const tool = source.get(name, tenantId);
+      if (tool) return tool;
+    }
+    return undefined;
   }
 }

@@ -131,7 +131,7 @@ export class TurnRunner {
     const { model } = this.decided;
     let command: TurnCommand;
     try {
-      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs() }, this.abort.signal);
+      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs(this.tenantId) }, this.abort.signal);
       command = { type: 'RecordModelAnswer', step, ...answer };
     } catch (err) {
       if (this.abort.signal.aborted) return;
@@ -143,7 +143,7 @@ export class TurnRunner {
 
   private async runTool(step: number, toolCallId: string, name: string, args: Record<string, unknown>): Promise<void> {
     const started = performance.now();
-    const tool = this.deps.tools.get(name);
+    const tool = this.deps.tools.get(name, this.tenantId);
     let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error' | 'fatal'>;
     try {
       if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
