@@ -145,6 +145,16 @@ describe('tools from MCP servers', () => {
     expect(finished(await stack.turnEnded(tid))[0]).toMatchObject({ ok: true, output: '{"words":3}' });
   });
 
+  it('passes an MCP server’s progress notifications to whoever listens for a call’s progress', async () => {
+    const updates: { progress?: number; message?: string }[] = [];
+    const tool = stack.engine.service.mcpTools!.get('mcp__files__slow', 'default')!;
+    const context = { tenantId: 'default', conversationId: 'c', turnId: 't', step: 1, toolCallId: 'call_1_0', onProgress: (u: (typeof updates)[number]) => updates.push(u) };
+    expect(await tool.run({ ms: 450 }, new AbortController().signal, context)).toBe('waited 450 ms');
+    expect(updates.length).toBeGreaterThanOrEqual(2);
+    expect(updates[0]).toEqual({ progress: 100 / 450, message: 'waited 100 ms' });
+    expect(updates.map((u) => u.progress)).toEqual([...updates.map((u) => u.progress!)].sort((a, b) => a - b));
+  });
+
   it('a stdio server gets only the environment the file gives it (and the SDK’s minimal set)', async () => {
     const started = scratch.events('files').find((e) => e.event === 'started')!;
     expect(started.env.filter((k: string) => !['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'].includes(k))).toEqual(['MCP_EVENTS']);

@@ -20,11 +20,21 @@ const TOOLS = {
     run: async ({ path }) => ({ content: [{ type: 'text', text: `contents of ${path}` }] }),
   },
   slow: {
-    description: 'Answers after ms milliseconds, unless cancelled.',
+    description: 'Answers after ms milliseconds, unless cancelled; reports progress every 100 ms when asked to.',
     inputSchema: object({ ms: { type: 'integer' } }, ['ms']),
     run: ({ ms }, extra) =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => resolve({ content: [{ type: 'text', text: `waited ${ms} ms` }] }), ms);
+        const progressToken = extra._meta?.progressToken;
+        let waited = 0;
+        const ticker =
+          progressToken !== undefined &&
+          setInterval(() => {
+            waited = Math.min(ms, waited + 100);
+            void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: waited, total: ms, message: `waited ${waited} ms` } });
+          }, 100);
+        extra.signal.addEventListener('abort', () => clearInterval(ticker));
+        setTimeout(() => clearInterval(ticker), ms);
         extra.signal.addEventListener('abort', () => {
           clearTimeout(timer);
           record({ event: 'cancelled', tool: 'slow', requestId: extra.requestId, reason: String(extra.signal.reason ?? '') });

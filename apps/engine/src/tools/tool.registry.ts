@@ -8,6 +8,14 @@ export interface ToolCallContext {
   turnId: string;
   step: number;
   toolCallId: string;
+  /** Where a tool reports how far it got (an MCP server's progress notifications); optional for the caller. */
+  onProgress?: (update: ToolProgressUpdate) => void;
+}
+
+/** How far a running call got: `progress` from 0 to 1 when the tool knows its total. */
+export interface ToolProgressUpdate {
+  progress?: number;
+  message?: string;
 }
 
 export interface Tool {

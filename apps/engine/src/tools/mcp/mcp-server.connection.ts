@@ -4,7 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { ToolError } from '../tool.registry';
+import { ToolError, type ToolProgressUpdate } from '../tool.registry';
 import type { McpServerConfig } from './mcp.config';
 import { outputOf, type McpCallResult } from './mcp.result';
 
@@ -71,12 +71,14 @@ export class McpServerConnection {
    * Calls a tool. The SDK sends `notifications/cancelled` to the server when
    * `signal` aborts (turn cancelled) or the timeout passes.
    */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<unknown> {
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, onProgress?: (update: ToolProgressUpdate) => void): Promise<unknown> {
     const client = this.client;
     if (!client) throw new ToolError('mcp_server_unavailable', `MCP server ${this.config.name} is not connected; it is being reconnected`);
+    // Asking for progress (a progress token) only when someone listens for it.
+    const onprogress = onProgress && ((p: { progress: number; total?: number; message?: string }) => onProgress(progressUpdate(p)));
     let result: McpCallResult;
     try {
-      result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs })) as McpCallResult;
+      result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs, ...(onprogress ? { onprogress } : {}) })) as McpCallResult;
     } catch (err) {
       if (signal.aborted) throw err;
       throw this.callError(err, client, tool, timeoutMs);
@@ -175,4 +177,10 @@ export class McpServerConnection {
     }, delay);
     this.retryTimer.unref();
   }
+}
+
+/** MCP progress (a count, maybe of a total) as a fraction when the total is known. */
+export function progressUpdate(p: { progress: number; total?: number; message?: string }): ToolProgressUpdate {
+  const fraction = p.total && p.total > 0 ? Math.min(1, Math.max(0, p.progress / p.total)) : undefined;
+  return { ...(fraction !== undefined ? { progress: fraction } : {}), ...(p.message ? { message: p.message } : {}) };
 }

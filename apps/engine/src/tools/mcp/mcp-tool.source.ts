@@ -93,7 +93,7 @@ export class McpToolSource implements ToolSource {
           tool: {
             spec: { name, description: info.description, parameters: info.inputSchema },
             idempotent: info.idempotent,
-            run: (args, signal) => server.call(remoteName, args, signal, this.options.callTimeoutMs),
+            run: (args, signal, call) => server.call(remoteName, args, signal, this.options.callTimeoutMs, call?.onProgress),
           },
         });
       }
