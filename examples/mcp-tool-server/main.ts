@@ -12,6 +12,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
 
 const say = (fields: Record<string, unknown>) => console.error(JSON.stringify({ service: 'example-mcp-tools', ...fields }));
@@ -35,20 +36,20 @@ server.registerTool(
     description: 'Returns its text after waiting the given milliseconds; stops when the call is cancelled.',
     inputSchema: { text: z.string(), ms: z.number().int().min(0).max(600_000) },
   },
-  async ({ text, ms }, { signal }) => {
+  async ({ text, ms }, { signal, sendNotification, _meta }) => {
     say({ event: 'call', tool: 'slow_echo' });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, ms);
-      signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          say({ event: 'cancelled', tool: 'slow_echo' });
-          reject(new Error('cancelled'));
-        },
-        { once: true },
-      );
-    });
+    // Progress every second, when the client asked for it with a progress token.
+    for (let waited = 0; waited < ms; ) {
+      const step = Math.min(1000, ms - waited);
+      await delay(step, undefined, { signal }).catch((err: unknown) => {
+        say({ event: 'cancelled', tool: 'slow_echo' });
+        throw err;
+      });
+      waited += step;
+      if (_meta?.progressToken !== undefined) {
+        await sendNotification({ method: 'notifications/progress', params: { progressToken: _meta.progressToken, progress: waited, total: ms } });
+      }
+    }
     return { content: [{ type: 'text', text }] };
   },
 );

@@ -143,6 +143,13 @@ describe('tools from MCP servers', () => {
   it('the example MCP server answers with the file shipped next to it', async () => {
     const tid = await startTurn([{ tool: call('mcp__words__word_count', { text: 'one two  three' }) }, { text: 'counted' }]);
     expect(finished(await stack.turnEnded(tid))[0]).toMatchObject({ ok: true, output: '{"words":3}' });
+    const updates: unknown[] = [];
+    const echo = stack.engine.service.mcpTools!.get('mcp__words__slow_echo', 'default')!;
+    const context = { tenantId: 'default', conversationId: 'c', turnId: 't', step: 1, toolCallId: 'call_1_0', onProgress: (u: unknown) => updates.push(u) };
+    expect(await echo.run({ text: 'hi', ms: 1200 }, new AbortController().signal, context)).toBe('hi');
+    // The SDK settles a call before it handles a progress notification that came in the same read, so the last may be missed.
+    expect(updates[0]).toEqual({ progress: 1000 / 1200 });
+    expect(updates.slice(1)).toEqual(updates.length > 1 ? [{ progress: 1 }] : []);
   });
 
   it('passes an MCP server’s progress notifications to whoever listens for a call’s progress', async () => {
