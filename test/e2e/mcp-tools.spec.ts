@@ -152,6 +152,16 @@ describe('tools from MCP servers', () => {
     expect(updates.slice(1)).toEqual(updates.length > 1 ? [{ progress: 1 }] : []);
   });
 
+  it('an HTTP server that restarted (and forgot the session) gets a new session, and the call is made in it', async () => {
+    await web.stop();
+    web = new HttpMcpServer(web.port, scratch.eventsFile('web'));
+    await web.ready();
+    const tid = await startTurn([{ tool: call('mcp__web__read_file', { path: 'after restart' }) }, { text: 'still there' }]);
+    const events = await stack.turnEnded(tid);
+    expect(finished(events)[0]).toMatchObject({ ok: true, output: 'contents of after restart' });
+    expect(events.at(-1)!.event).toMatchObject({ type: 'TurnCompleted', data: { text: 'still there' } });
+  });
+
   it('passes an MCP server’s progress notifications to whoever listens for a call’s progress', async () => {
     const updates: { progress?: number; message?: string }[] = [];
     const tool = stack.engine.service.mcpTools!.get('mcp__files__slow', 'default')!;

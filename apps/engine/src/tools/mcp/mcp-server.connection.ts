@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError, type ToolProgressUpdate } from '../tool.registry';
@@ -71,7 +71,7 @@ export class McpServerConnection {
    * Calls a tool. The SDK sends `notifications/cancelled` to the server when
    * `signal` aborts (turn cancelled) or the timeout passes.
    */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, onProgress?: (update: ToolProgressUpdate) => void): Promise<unknown> {
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, onProgress?: (update: ToolProgressUpdate) => void, retried = false): Promise<unknown> {
     const client = this.client;
     if (!client) throw new ToolError('mcp_server_unavailable', `MCP server ${this.config.name} is not connected; it is being reconnected`);
     // Asking for progress (a progress token) only when someone listens for it.
@@ -81,6 +81,11 @@ export class McpServerConnection {
       result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs, ...(onprogress ? { onprogress } : {}) })) as McpCallResult;
     } catch (err) {
       if (signal.aborted) throw err;
+      // An HTTP server that restarted does not know our session (404): it did not run the call, so a new session may.
+      if (!retried && err instanceof StreamableHTTPError && err.code === 404) {
+        await this.renew(client);
+        return this.call(tool, args, signal, timeoutMs, onProgress, true);
+      }
       throw this.callError(err, client, tool, timeoutMs);
     }
     return outputOf(result);
@@ -102,8 +107,21 @@ export class McpServerConnection {
     return this.connecting;
   }
 
+  /** Replaces a client whose session is gone, now rather than after a backoff; concurrent callers share one reconnect. */
+  private async renew(stale: Client): Promise<void> {
+    if (this.client === stale) {
+      this.client = undefined;
+      stale.onclose = undefined;
+      void stale.close().catch(() => undefined);
+    }
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    await (this.connecting ?? (this.client ? undefined : this.connect()));
+  }
+
   private async attemptConnect(): Promise<void> {
-    if (this.stopped) return;
+    // A retry timer that fires after a renewal already reconnected has nothing to do.
+    if (this.stopped || this.client) return;
     const client = new Client({ name: 'steerline-engine', version: '1.0.0' }, { capabilities: {} });
     client.onclose = () => this.lost(client, 'the connection closed');
     client.onerror = (err) => this.logger.debug({ message: 'MCP transport error', server: this.config.name, error: err.message });
