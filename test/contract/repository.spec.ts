@@ -41,6 +41,24 @@ function markdownLinkTargets(markdown: string): string[] {
   return targets.filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && !t.startsWith('#'));
 }
 
+/** The anchors GitHub gives a Markdown file's headings (lower case, punctuation dropped, spaces to hyphens, repeats numbered). */
+function headingAnchors(markdown: string): Set<string> {
+  const prose = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
+  const seen = new Map<string, number>();
+  const anchors = new Set<string>();
+  for (const [, heading] of prose.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const base = heading
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/ /g, '-');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    anchors.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return anchors;
+}
+
 describe('the repository stands on its own', () => {
   const files = repositoryFiles();
   const texts = files.map((file) => ({ file, text: readText(file) })).filter((f): f is { file: string; text: string } => f.text !== undefined);
@@ -72,6 +90,21 @@ describe('the repository stands on its own', () => {
     expect(bad).toEqual([]);
   });
 
+  it('has no Markdown link to a heading that is not there', () => {
+    const markdown = new Map(texts.filter(({ file }) => file.endsWith('.md')).map(({ file, text }) => [file, text]));
+    const bad = [...markdown].flatMap(([file, text]) =>
+      [...markdownLinkTargets(text), ...[...text.matchAll(/\]\((#[^)\s]+)\)/g)].map((m) => m[1])]
+        .filter((target) => /^[^?#]*\.md#|^#/.test(target))
+        .flatMap((target) => {
+          const [pathPart, anchor] = target.split('#');
+          const targetFile = pathPart ? path.relative(root, path.resolve(root, path.dirname(file), decodeURIComponent(pathPart))) : file;
+          const content = markdown.get(targetFile);
+          return content === undefined || headingAnchors(content).has(decodeURIComponent(anchor)) ? [] : [`${file}: ${target} names no heading`];
+        }),
+      );
+    expect(bad).toEqual([]);
+  });
+
   it('catches what it is meant to catch', () => {
     expect(markdownLinkTargets(`see [brief](${OUTSIDE[0]}/x.md), [ok](docs/design.md#a), [web](https://x.org), [top](#t)\n[ref]: ../../up.md`)).toEqual([
       `${OUTSIDE[0]}/x.md`,
@@ -79,5 +112,6 @@ describe('the repository stands on its own', () => {
       '../../up.md',
     ]);
     expect(markdownLinkTargets('```\n[not](../a.md)\n```\n`[nor](../b.md)`')).toEqual([]);
+    expect([...headingAnchors('# 8.5 MCP tools\n## A `code` — [link](x.md) thing\n### Dup\n### Dup\n```\n# not a heading\n```')]).toEqual(['85-mcp-tools', 'a-code--link-thing', 'dup', 'dup-1']);
   });
 });

@@ -19,6 +19,11 @@ const TOOLS = {
     annotations: { readOnlyHint: true, idempotentHint: true },
     run: async ({ path }) => ({ content: [{ type: 'text', text: `contents of ${path}` }] }),
   },
+  'read.file': {
+    description: 'Sanitised, its name would be read_file’s: the engine refuses it.',
+    inputSchema: object({}),
+    run: async () => ({ content: [{ type: 'text', text: 'the dotted one' }] }),
+  },
   slow: {
     description: 'Answers after ms milliseconds, unless cancelled; reports progress every 100 ms when asked to.',
     inputSchema: object({ ms: { type: 'integer' } }, ['ms']),
