@@ -12,6 +12,8 @@ export interface ToolCallContext {
 
 export interface Tool {
   spec: ToolSpec;
+  /** Safe to run twice: a call cut off by a lost engine runs again on the engine that resumes the turn. */
+  idempotent?: boolean;
   run(args: Record<string, unknown>, signal: AbortSignal, call?: ToolCallContext): Promise<unknown>;
 }
 
@@ -45,6 +47,7 @@ export const BUILTIN_TOOLS: Tool[] = [
       description: 'Waits the given number of milliseconds.',
       parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: MAX_SLEEP_MS } }, required: ['ms'] },
     },
+    idempotent: true,
     async run(args, signal) {
       const ms = Number(args.ms);
       if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SLEEP_MS) throw new ToolError('invalid_arguments', `ms must be an integer from 0 to ${MAX_SLEEP_MS}`);
@@ -58,6 +61,7 @@ export const BUILTIN_TOOLS: Tool[] = [
       description: 'Returns its text.',
       parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
     },
+    idempotent: true,
     async run(args) {
       if (typeof args.text !== 'string') throw new ToolError('invalid_arguments', 'text must be a string');
       return args.text;
@@ -97,5 +101,10 @@ export class ToolRegistry {
 
   get(name: string): Tool | undefined {
     return this.tools.get(name) ?? this.remote?.get(name);
+  }
+
+  /** The names of the tools offered now that may run twice. */
+  idempotentNames(): string[] {
+    return [...this.tools.values(), ...(this.remote?.list() ?? [])].filter((t) => t.idempotent).map((t) => t.spec.name);
   }
 }
