@@ -54,6 +54,8 @@ function describe({ event }: StreamedEvent): string {
       return 'conversation created';
     case 'TurnStarted':
       return `turn started: "${event.data.prompt}" (${event.data.model.provider} model)`;
+    case 'TurnResumed':
+      return `turn resumed by engine ${event.data.engineId} (its engine ${event.data.previousEngineId} was lost; resume ${event.data.attempt})`;
     case 'ModelRequested':
       tally.step = event.data.step;
       return `model request for step ${event.data.step}${event.data.steerIds.length ? `, carrying ${event.data.steerIds.length} steer(s)` : ''}`;

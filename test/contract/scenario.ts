@@ -11,7 +11,7 @@ const wait = { Prefer: 'wait=5' };
 /**
  * One run that writes every event type: a completed turn with a delivered and
  * a withdrawn steer, a cancelled turn with a steer still queued, and a turn
- * whose model fails. Returns once every turn has ended and the projector has
+ * whose model fails, and a turn resumed after its engine let it go. Returns once every turn has ended and the projector has
  * caught up.
  */
 export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: string[]; steers: ScenarioSteer[] }> {
@@ -49,7 +49,13 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   // Failed: the model itself fails at step 1.
   const failed = await turn([{ error: 'the model is down' }]);
 
-  const turnIds = [completed, cancelled, failed];
+  // Resumed: its engine stops running it without settling it (as a stopping engine hands a turn over);
+  // the engine's reaper finds the claim nobody runs and adopts it (TurnResumed), and the turn completes.
+  const resumed = await turn([sleep(1500), { text: 'resumed and finished' }]);
+  await eventually(() => stack.engine.service.turns?.turn(resumed), 5000, 'the turn to run');
+  await stack.engine.service.turns!.turn(resumed)!.handOver();
+
+  const turnIds = [completed, cancelled, failed, resumed];
   for (const id of turnIds) {
     const ended = async () => ['completed', 'cancelled', 'failed'].includes((await stack.api('GET', `/turns/${id}`)).body?.status) || undefined;
     await eventually(ended, 10_000, `turn ${id} to end`);

@@ -19,6 +19,8 @@ const EngineEnv = z.object({
   STEERLINE_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** How long an engine's lease on its turns lasts without a heartbeat; its turns are settled after. */
   STEERLINE_ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(5000),
+  /** How many times a turn may move to another engine (crash or graceful stop) before it fails `engine_lost`. */
+  STEERLINE_RESUME_LIMIT: z.coerce.number().int().min(0).max(100).default(3),
   /** The `openai` provider: enabled when either is set. Server configuration only, never from a request. */
   OPENAI_BASE_URL: optional(z.url({ protocol: /^https?$/ })),
   OPENAI_API_KEY: optional(z.string()),
@@ -39,6 +41,7 @@ export interface EngineConfig {
   builtinTools?: string[];
   streamReplicas: number;
   leaseMs: number;
+  resumeLimit: number;
   /** Absent: the `openai` provider is not offered. */
   openai?: OpenAIConfig;
   /** Absent: the defaults. */
@@ -68,6 +71,7 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     builtinTools: e.STEERLINE_BUILTIN_TOOLS === undefined ? undefined : e.STEERLINE_BUILTIN_TOOLS.split(',').map((s) => s.trim()).filter(Boolean),
     streamReplicas: e.STEERLINE_STREAM_REPLICAS,
     leaseMs: e.STEERLINE_ENGINE_LEASE_MS,
+    resumeLimit: e.STEERLINE_RESUME_LIMIT,
     ...(e.OPENAI_BASE_URL !== undefined || e.OPENAI_API_KEY !== undefined
       ? { openai: { baseUrl: e.OPENAI_BASE_URL, apiKey: e.OPENAI_API_KEY, timeoutMs: e.OPENAI_TIMEOUT_MS, maxRetries: e.OPENAI_MAX_RETRIES } }
       : {}),

@@ -60,22 +60,27 @@ export class EngineService implements OnApplicationShutdown {
       tools,
       engineId: this.config.engineId,
       ownership,
+      resumeLimit: this.config.resumeLimit,
       subscribeTurn: (runner) => subscribeTurn(nc, s, runner),
     });
     this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
     const turns = this.turns;
-    this.reaper = new OrphanReaper({ jsm, s, log, ownership, runsHere: (turnId) => !!turns.turn(turnId) });
+    this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => !!turns.turn(turnId) });
     this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));
     await nc.flush();
     this.logger.log({ message: 'engine ready', engineId: this.config.engineId, prefix: s.prefix });
   }
 
-  /** Stop taking work, settle what runs, then close the connection (STYLE §6). */
+  /**
+   * Stop taking work, hand the running turns over, then close the connection.
+   * The turns keep their claims; giving up the lease at once lets another
+   * engine (or this one, restarted) resume them without waiting for it to run out.
+   */
   async onApplicationShutdown(): Promise<void> {
     for (const sub of this.subscriptions) sub.unsubscribe();
     await this.reaper?.stop();
     this.remoteTools?.stop();
-    await this.turns?.abandonAll('engine_shutdown');
+    await this.turns?.handOverAll();
     await this.mcpTools?.stop();
     await this.ownership?.close(true);
     await this.nc?.drain().catch(() => undefined);

@@ -31,6 +31,7 @@ export const ASYNCAPI_DOC_VERSION = '1.0.0';
 const EVENT_SUMMARIES: Record<EventType, string> = {
   ConversationCreated: 'A conversation exists; the first event of its subject (seq 0, no turn).',
   TurnStarted: 'A turn began: prompt, model, limits and the engine that owns it.',
+  TurnResumed: 'Another engine (or the same one, restarted) adopted the running turn from the log and goes on with it; attempt counts the resumes.',
   ModelRequested: 'The engine sent model request `step`, carrying the steers in `steerIds`.',
   ModelResponded: 'The model answered step `step`: text and tool calls.',
   ToolCallStarted: 'A tool call of step `step` started.',

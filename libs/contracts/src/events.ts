@@ -13,6 +13,7 @@ export const DROP_REASONS = [
   'max_steps',
   'continuation_cap',
   'engine_lost',
+  /** Written by engines before durable turns; a stopping engine now hands its turns over instead. */
   'engine_shutdown',
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
@@ -24,6 +25,10 @@ export const EventDataSchemas = {
   ConversationCreated: z.object({}).strict(),
   TurnStarted: z
     .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string() })
+    .strict(),
+  /** Another engine (or the same one, restarted) took the turn over from the log and goes on with it. */
+  TurnResumed: z
+    .object({ engineId: z.string(), previousEngineId: z.string(), attempt: z.number().int().positive() })
     .strict(),
   ModelRequested: z.object({ step, steerIds: z.array(uuid).default([]) }).strict(),
   ModelResponded: z

@@ -48,6 +48,7 @@ const turnFields = {
   text: z.string().optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   cancelReason: z.string().optional(),
+  resumes: z.number().int().nonnegative().default(0),
   startedAt: at,
   endedAt: at.optional(),
 };

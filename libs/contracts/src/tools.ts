@@ -48,6 +48,11 @@ export const ToolDescriptorSchema = z.object({
   parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
   /** How long the engine waits for one call; the engine's default when absent. */
   timeoutMs: z.number().int().min(1).max(3_600_000).optional(),
+  /**
+   * Running a call twice does no harm: a call cut off by a lost engine is run
+   * again by the engine that resumes the turn. Otherwise it ends `interrupted`.
+   */
+  idempotent: z.boolean().optional(),
 });
 export type ToolDescriptor = z.input<typeof ToolDescriptorSchema>;
 

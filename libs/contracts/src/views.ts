@@ -30,6 +30,8 @@ export interface TurnView {
   text?: string;
   error?: { code: string; message: string };
   cancelReason?: string;
+  /** How many times the turn moved to another engine. */
+  resumes: number;
   steers: { queued: number; delivered: number; dropped: number };
   startedAt: string;
   endedAt?: string;

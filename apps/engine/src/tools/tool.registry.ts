@@ -20,7 +20,7 @@ export interface ToolProgressUpdate {
 
 export interface Tool {
   spec: ToolSpec;
-  /** Safe to run again with the same arguments (an MCP tool's `idempotentHint`). */
+  /** Safe to run again with the same arguments: a call cut off by a lost engine runs again on the engine that resumes the turn (built-in sleep and echo, a remote tool that says `idempotent: true`, an MCP tool's `idempotentHint`). */
   idempotent?: boolean;
   run(args: Record<string, unknown>, signal: AbortSignal, call?: ToolCallContext): Promise<unknown>;
 }
@@ -56,6 +56,7 @@ export const BUILTIN_TOOLS: Tool[] = [
       description: 'Waits the given number of milliseconds.',
       parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: MAX_SLEEP_MS } }, required: ['ms'] },
     },
+    idempotent: true,
     async run(args, signal) {
       const ms = Number(args.ms);
       if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SLEEP_MS) throw new ToolError('invalid_arguments', `ms must be an integer from 0 to ${MAX_SLEEP_MS}`);
@@ -69,6 +70,7 @@ export const BUILTIN_TOOLS: Tool[] = [
       description: 'Returns its text.',
       parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
     },
+    idempotent: true,
     async run(args) {
       if (typeof args.text !== 'string') throw new ToolError('invalid_arguments', 'text must be a string');
       return args.text;
@@ -118,5 +120,10 @@ export class ToolRegistry {
       if (tool) return tool;
     }
     return undefined;
+  }
+
+  /** The names of the tools offered now (to a turn of `tenantId`) that may run twice. */
+  idempotentNames(tenantId?: string): string[] {
+    return [...this.tools.values(), ...this.sources.flatMap((source) => source.list(tenantId))].filter((t) => t.idempotent).map((t) => t.spec.name);
   }
 }

@@ -13,5 +13,11 @@ export type TurnCommand =
   | { type: 'RecordToolResult'; step: number; toolCallId: string; name: string; ok: boolean; output?: unknown; error?: { code: string; message: string }; fatal?: boolean; durationMs: number }
   | { type: 'FailTurn'; code: string; message: string }
   | { type: 'CancelTurn'; reason: string }
+  /**
+   * Adopt a running turn whose engine is gone, from the state its log holds.
+   * `rerunnable`: names of the tools that may run again (idempotent); any other
+   * call left unfinished ends `interrupted`. Past `limit` resumes the turn fails `engine_lost`.
+   */
+  | { type: 'ResumeTurn'; engineId: string; limit: number; rerunnable: readonly string[] }
   /** The turn's owner is gone or going: settle everything honestly. */
   | { type: 'AbandonTurn'; reason: Extract<DropReason, 'engine_lost' | 'engine_shutdown'> };

@@ -2,12 +2,13 @@ import fc from 'fast-check';
 import { SteerlineError, checkInvariants, type TurnEvent } from '@steerline/contracts';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
+import { evolve } from './turn.evolve';
 import type { TurnState } from './turn.state';
 import { call, newTurnState, startCommand, steerId } from './turn.fixtures';
 
 /** One random step of the outside world; interpreted against the current state. */
 const Action = fc.record({
-  kind: fc.constantFrom('submit', 'submit', 'submit', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'cancel', 'fail', 'abandon'),
+  kind: fc.constantFrom('submit', 'submit', 'submit', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'cancel', 'fail', 'abandon', 'resume'),
   pick: fc.nat(),
   tools: fc.nat({ max: 3 }),
   ok: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
@@ -54,6 +55,8 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
       return { type: 'FailTurn', code: 'model_failed', message: 'boom' };
     case 'abandon':
       return { type: 'AbandonTurn', reason: 'engine_lost' };
+    case 'resume':
+      return { type: 'ResumeTurn', engineId: `engine-${action.pick % 3}`, limit: 3, rerunnable: action.ok ? ['sleep'] : [] };
   }
 }
 
@@ -65,11 +68,15 @@ describe('turn decider under random interleavings', () => {
         const events: TurnEvent[] = [];
         const submitted: string[] = [];
         const refused = new Set<string>();
+        let lastBatch = 0;
         const apply = (command: TurnCommand) => {
           try {
             const result = execute(state, command, ctx);
             state = result.state;
             events.push(...result.events);
+            lastBatch = result.events.length;
+            // A steer whose acceptance a crash lost may be refused once (queue full) and accepted on a retry.
+            if (command.type === 'SubmitSteer' && result.events.length) refused.delete(command.steerId);
             if (command.type === 'SubmitSteer') submitted.push(command.steerId);
           } catch (err) {
             if (!(err instanceof SteerlineError)) throw err;
@@ -82,6 +89,13 @@ describe('turn decider under random interleavings', () => {
           // Answer the model only when asked, as the runner does; tools only while they run.
           if (action.kind === 'model' && state.awaiting !== 'model') continue;
           if (action.kind === 'tool' && state.awaiting !== 'tools') continue;
+          if (action.kind === 'resume') {
+            // The engine died while appending its last decision: the log kept only a prefix of it.
+            events.splice(events.length - (action.pick % (lastBatch + 1)));
+            state = events.reduce(evolve, newTurnState());
+            lastBatch = 0;
+            if (state.status !== 'running') continue;
+          }
           apply(commandFor(action, state, submitted));
         }
         // Drive the turn to its end so every steer must be settled.
@@ -105,6 +119,13 @@ describe('turn decider under random interleavings', () => {
         for (const id of accepted) expect(settlements.get(id)).toBe(1);
         for (const id of refused) expect(settlements.has(id) || accepted.includes(id)).toBe(false);
         expect(new Set(accepted).size).toBe(accepted.length);
+        // Across resumes no call starts or finishes twice, and a completed turn lost no tool result.
+        const callsOf = (type: string) => events.filter((e) => e.type === type).map((e) => `${(e.data as { step: number }).step}/${(e.data as { toolCallId: string }).toolCallId}`);
+        const started = callsOf('ToolCallStarted');
+        const finished = callsOf('ToolCallFinished');
+        expect(new Set(started).size).toBe(started.length);
+        expect(new Set(finished).size).toBe(finished.length);
+        if (state.status === 'completed') expect(started.filter((c) => !finished.includes(c))).toEqual([]);
       }),
       { numRuns: 3000 },
     );

@@ -40,6 +40,8 @@ export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[]
       return [...dropAll(state, 'turn_failed'), { type: 'TurnFailed', data: { steps: state.step, error: { code: command.code, message: command.message } } }];
     case 'CancelTurn':
       return [...dropAll(state, 'turn_cancelled'), { type: 'TurnCancelled', data: { steps: state.step, reason: command.reason } }];
+    case 'ResumeTurn':
+      return resumeTurn(command, state);
     case 'AbandonTurn':
       return [
         ...dropAll(state, command.reason),
@@ -52,6 +54,42 @@ const abandonMessage = {
   engine_lost: 'the engine that ran this turn was lost',
   engine_shutdown: 'the engine that ran this turn shut down',
 } as const;
+
+/**
+ * A turn picked up from its log by another engine. What was decided before the
+ * crash but not yet appended is decided again here: the first request, the
+ * calls of an answer whose starts were cut off, a boundary whose events were
+ * not all written. A call that started and never finished runs again when its
+ * tool is idempotent (the runner reruns it), otherwise it ends `interrupted`.
+ * Delivered steers are in the log, so none is delivered twice.
+ */
+function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state: TurnState): TurnEventDraft[] {
+  if (state.resumes >= command.limit) {
+    const message = `the turn's engine was lost ${state.resumes + 1} times; it is not resumed more than ${command.limit} times`;
+    return [...dropAll(state, 'engine_lost'), { type: 'TurnFailed', data: { steps: state.step, error: { code: 'engine_lost', message } } }];
+  }
+  const resumed: TurnEventDraft = { type: 'TurnResumed', data: { engineId: command.engineId, previousEngineId: state.engineId, attempt: state.resumes + 1 } };
+  const next = after(state, [resumed]);
+  // The crash cut a boundary short: some of its deliveries are in the log, its request is not. The decision stands.
+  if (state.delivering.length) return [resumed, ...deliver(next, state.awaiting === 'nothing' ? 'turn_end' : 'tool_results')];
+  if (state.step === 0) return [resumed, { type: 'ModelRequested', data: { step: 1, steerIds: [] } }];
+  if (state.awaiting === 'nothing') return [resumed, ...boundary(next, 'turn_end')];
+  if (state.awaiting !== 'tools') return [resumed];
+  const drafts: TurnEventDraft[] = [resumed];
+  for (const id of state.toolCalls) {
+    const call = state.calls.get(id)!;
+    if (!state.started.includes(id)) drafts.push({ type: 'ToolCallStarted', data: { step: state.step, toolCallId: id, name: call.name, args: call.args } });
+    else if (!state.finished.includes(id) && !command.rerunnable.includes(call.name)) {
+      drafts.push({
+        type: 'ToolCallFinished',
+        data: { step: state.step, toolCallId: id, name: call.name, ok: false, error: { code: 'interrupted', message: 'the engine running this call was lost; the call may or may not have taken effect' }, durationMs: 0 },
+      });
+    }
+  }
+  const settled = after(next, drafts.slice(1));
+  if (settled.finished.length === settled.toolCalls.length) return [...drafts, ...boundary(settled, 'tool_results')];
+  return drafts;
+}
 
 function startTurn(command: Extract<TurnCommand, { type: 'StartTurn' }>, state: TurnState): TurnEventDraft[] {
   if (state.status !== 'new') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already started`);
@@ -130,8 +168,13 @@ function boundary(state: TurnState, kind: Boundary): TurnEventDraft[] {
       : { type: 'TurnFailed', data: { steps: state.step, error: { code: 'max_steps', message: `the turn reached its limit of ${maxSteps} steps` } } };
     return [...dropAll(state, 'max_steps'), end];
   }
+  return deliver(state, kind);
+}
+
+/** Drains the queue FIFO into the next model request (after any steers already delivered for it). */
+function deliver(state: TurnState, kind: Boundary): TurnEventDraft[] {
   const requestStep = state.step + 1;
-  const afterToolCallIds = textOnlyEnd ? [] : [...state.finished];
+  const afterToolCallIds = kind === 'turn_end' ? [] : [...state.finished];
   const deliveries = state.queue.map((steerId): TurnEventDraft => {
     const s = state.steers.get(steerId)!;
     return {
@@ -139,7 +182,7 @@ function boundary(state: TurnState, kind: Boundary): TurnEventDraft[] {
       data: { steerId, text: s.text, position: s.position, step: state.step, boundary: kind, requestStep, afterToolCallIds, rendered: renderSteer(s.text) },
     };
   });
-  return [...deliveries, { type: 'ModelRequested', data: { step: requestStep, steerIds: [...state.queue] } }];
+  return [...deliveries, { type: 'ModelRequested', data: { step: requestStep, steerIds: [...state.delivering, ...state.queue] } }];
 }
 
 /** Drops every queued steer, in position order, with one reason. */

@@ -20,7 +20,10 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         conversationId: event.conversationId,
         model: event.data.model,
         limits: event.data.limits,
+        engineId: event.data.engineId,
       };
+    case 'TurnResumed':
+      return { ...next, engineId: event.data.engineId, resumes: event.data.attempt };
     case 'ModelRequested':
       // A request after a text-only answer is a continuation (docs/design.md §2.6).
       return {
@@ -29,6 +32,8 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         awaiting: 'model',
         toolCalls: [],
         finished: [],
+        started: [],
+        delivering: [],
         continuations: state.responded && state.awaiting === 'nothing' ? state.continuations + 1 : state.continuations,
       };
     case 'ModelResponded':
@@ -39,9 +44,11 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         awaiting: event.data.toolCalls.length ? 'tools' : 'nothing',
         toolCalls: event.data.toolCalls.map((c) => c.id),
         finished: [],
+        started: [],
+        calls: new Map(event.data.toolCalls.map((c) => [c.id, { name: c.name, args: c.args }])),
       };
     case 'ToolCallStarted':
-      return next;
+      return { ...next, started: [...state.started, event.data.toolCallId] };
     case 'ToolCallFinished':
       return { ...next, finished: [...state.finished, event.data.toolCallId] };
     case 'SteerQueued': {
@@ -59,6 +66,7 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
       return {
         ...next,
         queue: state.queue.filter((id) => id !== steerId),
+        delivering: [...state.delivering, steerId],
         steers: withSteer(state, { ...record, status: 'delivered', step, boundary, requestStep }),
       };
     }

@@ -11,15 +11,17 @@ import {
   readConversation,
   uuidv7,
   type StartTurnCommand,
+  type ModelSpec,
   type StoredEvent,
   type Subjects,
   type TurnEvent,
 } from '@steerline/contracts';
-import type { EventLog } from '../log/event-log';
+import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
-import type { TurnOwnership } from '../ownership/turn-ownership';
-import { initialState } from './turn.state';
+import type { OwnedTurn, TurnOwnership } from '../ownership/turn-ownership';
+import { evolve } from './turn.evolve';
+import { initialState, type TurnState } from './turn.state';
 import { TurnRunner } from './turn.runner';
 
 export interface RegistryDeps {
@@ -30,9 +32,14 @@ export interface RegistryDeps {
   tools: ToolRegistry;
   engineId: string;
   ownership: TurnOwnership;
+  /** How many times one turn may move to another engine before it fails `engine_lost`. */
+  resumeLimit: number;
   /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
   subscribeTurn: (runner: TurnRunner) => Subscription[];
 }
+
+/** What became of an orphaned turn this engine tried to adopt. */
+export type Adoption = 'resumed' | 'failed' | 'ended' | 'claim_stale' | 'taken';
 
 /** The turns this engine owns, by turn and by conversation. */
 export class TurnRegistry {
@@ -81,21 +88,8 @@ export class TurnRegistry {
       const running = runningTurn(stored.map((s) => s.event).filter((e): e is TurnEvent => e.turnId !== null));
       if (running) throw new SteerlineError('turn_already_running', `turn ${running} of this conversation is running`, { turnId: running });
       const turnId = command.turnId ?? uuidv7();
-      const runner = new TurnRunner(
-        {
-          log: this.deps.log,
-          model: this.deps.models.get(model.provider),
-          tools: this.deps.tools,
-          subject,
-          onEnded: (r) => this.release(r),
-        },
-        { ...initialState(), turnId, tenantId, conversationId },
-        stored.flatMap((s) => messagesOf(s.event)),
-        lastSeq,
-      );
-      this.byTurn.set(turnId, runner);
-      this.byConversation.set(conversationId, runner);
-      this.subscriptions.set(turnId, this.deps.subscribeTurn(runner));
+      const runner = this.runner(subject, model.provider, { ...initialState(), turnId, tenantId, conversationId }, stored, lastSeq);
+      this.track(runner);
       try {
         // Claimed before TurnStarted exists, so a crash right after it still leaves a turn another engine settles.
         await this.deps.ownership.claim({ turnId, tenantId, conversationId });
@@ -121,6 +115,55 @@ export class TurnRegistry {
   }
 
   /**
+   * Takes over a running turn whose engine is gone (DESIGN: durable turns):
+   * rebuilds its state from the log, claims it, and appends TurnResumed guarded
+   * by the conversation's last sequence — so of two engines adopting at once
+   * only one goes on, and a frozen former owner is fenced. The claim is only
+   * acted on when the log still names its engine as the owner; otherwise the
+   * turn already moved on and the claim is stale.
+   */
+  async adopt(orphan: OwnedTurn): Promise<Adoption> {
+    const { turnId, tenantId, conversationId } = orphan;
+    if (this.byTurn.has(turnId)) return 'taken';
+    const subject = this.deps.subjects.conversationEvents(tenantId, conversationId);
+    const { events: stored, lastSeq } = await readConversation(this.deps.jsm, this.deps.subjects.stream, subject);
+    const own = stored.map((x) => x.event).filter((e): e is TurnEvent => e.turnId === turnId);
+    const state = own.reduce(evolve, { ...initialState(), turnId, tenantId, conversationId });
+    if (state.status !== 'running') return 'ended';
+    if (state.engineId !== orphan.engineId) return 'claim_stale';
+    const provider = state.model?.provider ?? DEFAULT_MODEL.provider;
+    const runner = this.runner(subject, this.deps.models.has(provider) ? provider : DEFAULT_MODEL.provider, state, stored, lastSeq);
+    this.track(runner);
+    try {
+      await this.deps.ownership.claim({ turnId, tenantId, conversationId });
+      await runner.resume({ type: 'ResumeTurn', engineId: this.deps.engineId, limit: this.deps.resumeLimit, rerunnable: this.deps.tools.idempotentNames(tenantId) });
+    } catch (err) {
+      this.forget(runner);
+      if (orphan.engineId !== this.deps.engineId) await this.deps.ownership.release(turnId).catch(() => undefined);
+      if (err instanceof StaleWriterError) return 'taken';
+      throw err;
+    }
+    if (!runner.running) return 'failed';
+    this.logger.log({ message: 'turn resumed', turnId, conversationId, tenantId, previousEngineId: orphan.engineId });
+    return 'resumed';
+  }
+
+  private runner(subject: string, provider: ModelSpec['provider'], state: TurnState, stored: StoredEvent[], lastSeq: number): TurnRunner {
+    return new TurnRunner(
+      { log: this.deps.log, model: this.deps.models.get(provider), tools: this.deps.tools, subject, onEnded: (r) => this.release(r) },
+      state,
+      stored.flatMap((s) => messagesOf(s.event)),
+      lastSeq,
+    );
+  }
+
+  private track(runner: TurnRunner): void {
+    this.byTurn.set(runner.turnId, runner);
+    this.byConversation.set(runner.conversationId, runner);
+    this.subscriptions.set(runner.turnId, this.deps.subscribeTurn(runner));
+  }
+
+  /**
    * The conversation's events so far and its subject's last sequence (counting
    * messages that do not decode: the next append must name the true last one).
    * A conversation's first turn (its last event is ConversationCreated) needs one get.
@@ -133,16 +176,23 @@ export class TurnRegistry {
     return readConversation(jsm, subjects.stream, subject);
   }
 
-  /** Settles every running turn (graceful shutdown): their steers are dropped honestly, not lost. */
-  async abandonAll(reason: 'engine_shutdown' | 'engine_lost'): Promise<void> {
-    await Promise.all([...this.byTurn.values()].map((r) => r.abandon(reason)));
+  /**
+   * Graceful shutdown: every running turn stops here unsettled and keeps its
+   * claim, so another engine (or this one, restarted) resumes it.
+   */
+  async handOverAll(): Promise<void> {
+    await Promise.all([...this.byTurn.values()].map((r) => r.handOver()));
+  }
+
+  private forget(runner: TurnRunner): void {
+    for (const sub of this.subscriptions.get(runner.turnId) ?? []) sub.unsubscribe();
+    this.subscriptions.delete(runner.turnId);
+    if (this.byTurn.get(runner.turnId) === runner) this.byTurn.delete(runner.turnId);
+    if (this.byConversation.get(runner.conversationId) === runner) this.byConversation.delete(runner.conversationId);
   }
 
   private release(runner: TurnRunner): void {
-    for (const sub of this.subscriptions.get(runner.turnId) ?? []) sub.unsubscribe();
-    this.subscriptions.delete(runner.turnId);
-    this.byTurn.delete(runner.turnId);
-    if (this.byConversation.get(runner.conversationId) === runner) this.byConversation.delete(runner.conversationId);
+    this.forget(runner);
     // A turn stopped by a lost log keeps its claim: the reaper settles it once the log is back.
     if (!runner.running) {
       this.deps.ownership.release(runner.turnId).catch((err: Error) => this.logger.warn({ message: 'could not release turn', turnId: runner.turnId, error: err.message }));

@@ -41,6 +41,8 @@ export class TurnRunner {
   private readonly messages: ChatMessage[];
   private tail: Promise<void> = Promise.resolve();
   private broken?: Error;
+  /** Set when this engine stops: nothing more is decided here; another engine resumes the turn. */
+  private handingOver = false;
   private finished = false;
   private readonly abort = new AbortController();
   private endedResolve!: () => void;
@@ -73,6 +75,7 @@ export class TurnRunner {
   /** Decides a command, queues its events for the log and resolves once they are acknowledged. */
   private run(command: TurnCommand): Promise<TurnEvent[]> {
     if (this.broken) return Promise.reject(new SteerlineError('unavailable', 'this turn lost its event log'));
+    if (this.handingOver) return Promise.reject(new SteerlineError('unavailable', 'this turn is moving to another engine; resubmit with the same steerId'));
     const { state, events } = execute(this.decided, command, stampContext);
     this.decided = state;
     for (const e of events) this.messages.push(...messagesOf(e));
@@ -111,6 +114,24 @@ export class TurnRunner {
     await done.catch(rethrowAsUnavailable);
   }
 
+  /** Adopts a turn whose engine is gone; throws StaleWriterError when another engine adopted it first. */
+  async resume(command: Extract<TurnCommand, { type: 'ResumeTurn' }>): Promise<void> {
+    await this.run(command);
+  }
+
+  /**
+   * Stops running the turn here without settling it: in-flight model and tool
+   * calls are aborted (their answers are not recorded), what was decided is
+   * appended, and the turn stays claimed for another engine to resume.
+   */
+  async handOver(): Promise<void> {
+    if (!this.running || this.finished) return;
+    this.handingOver = true;
+    this.abort.abort(new Error('engine stopping: the turn is handed over'));
+    await this.tail;
+    this.finish();
+  }
+
   /** Settles the turn because this engine is going away. */
   async abandon(reason: 'engine_lost' | 'engine_shutdown'): Promise<void> {
     if (!this.running) return this.ended;
@@ -121,9 +142,31 @@ export class TurnRunner {
 
   private react(events: TurnEvent[], context: ChatMessage[]): void {
     for (const e of events) {
-      if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
+      if (e.type === 'TurnResumed') this.pickUp(events, context);
+      else if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
       else if (e.type === 'ToolCallStarted') void this.runTool(e.data.step, e.data.toolCallId, e.data.name, e.data.args);
       else if (isTerminalTurnEvent(e)) this.finish();
+    }
+  }
+
+  /**
+   * Goes on where the lost engine stopped: sends the request it was waiting on
+   * again (its delivered steers are in `context` already), and reruns the
+   * idempotent calls it left unfinished. What the resume decided anew (a first
+   * request, calls never started, a boundary) is reacted to like any event.
+   */
+  private pickUp(events: TurnEvent[], context: ChatMessage[]): void {
+    const state = this.logged;
+    if (events.some((e) => e.type === 'ModelRequested' || isTerminalTurnEvent(e))) return;
+    if (state.awaiting === 'model') {
+      void this.callModel(state.step, context);
+      return;
+    }
+    const startedNow = new Set(events.flatMap((e) => (e.type === 'ToolCallStarted' ? [e.data.toolCallId] : [])));
+    for (const id of state.started) {
+      if (state.finished.includes(id) || startedNow.has(id)) continue;
+      const call = state.calls.get(id)!;
+      void this.runTool(state.step, id, call.name, call.args);
     }
   }
 

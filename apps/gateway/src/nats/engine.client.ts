@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   request,
+  SteerlineError,
   type CancelTurnCommand,
   type CreateConversationCommand,
   type Receipt,
@@ -12,6 +13,8 @@ import {
   type WithdrawSteerCommand,
 } from '@steerline/contracts';
 import { COMMAND_TIMEOUT_MS, NATS_CONNECTION, SUBJECTS } from './nats.tokens';
+import { EventLogClient } from './event-log.client';
+import { ReadModelsClient } from './read-models.client';
 
 /**
  * Commands to the engine (docs/design.md §4). Nobody answering a turn's own subject
@@ -23,6 +26,8 @@ export class EngineClient {
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(SUBJECTS) private readonly s: Subjects,
+    @Inject(ReadModelsClient) private readonly reads: ReadModelsClient,
+    @Inject(EventLogClient) private readonly log: EventLogClient,
   ) {}
 
   createConversation(body: CreateConversationCommand): Promise<{ id: string }> {
@@ -34,7 +39,7 @@ export class EngineClient {
   }
 
   steerTurn(turnId: string, body: SubmitSteerCommand): Promise<Receipt> {
-    return this.turnCommand(this.s.turnSteer(turnId), body);
+    return this.turnCommand(this.s.turnSteer(turnId), body, turnId);
   }
 
   // The engine that owns the conversation's running turn answers; none means no turn runs.
@@ -43,14 +48,34 @@ export class EngineClient {
   }
 
   withdraw(turnId: string, body: WithdrawSteerCommand): Promise<Receipt> {
-    return this.turnCommand(this.s.withdraw(turnId), body);
+    return this.turnCommand(this.s.withdraw(turnId), body, turnId);
   }
 
   cancel(turnId: string, body: CancelTurnCommand): Promise<{ accepted: true }> {
-    return this.turnCommand(this.s.cancel(turnId), body);
+    return this.turnCommand(this.s.cancel(turnId), body, turnId);
   }
 
-  private turnCommand<T>(subject: string, body: unknown): Promise<T> {
-    return request<T>(this.nc, subject, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'turn_not_running' });
+  private async turnCommand<T>(subject: string, body: { tenantId: string }, turnId?: string): Promise<T> {
+    try {
+      return await request<T>(this.nc, subject, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'turn_not_running' });
+    } catch (err) {
+      if (turnId && err instanceof SteerlineError && err.code === 'turn_not_running' && (await this.betweenEngines(body.tenantId, turnId))) {
+        throw new SteerlineError('unavailable', 'the turn is moving to another engine (its engine stopped or was lost); send this again in a moment', {
+          turnId,
+          retryAfterSeconds: 1,
+        });
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Nobody answers for a turn the log says still runs: its engine is gone and
+   * another one has not adopted it yet (durable turns). Asked only after a
+   * `turn_not_running`, so the common path pays nothing.
+   */
+  private async betweenEngines(tenantId: string, turnId: string): Promise<boolean> {
+    const turn = await this.reads.turn(tenantId, turnId).catch(() => undefined);
+    return !!turn && turn.status === 'running' && (await this.log.turnRunning(tenantId, turn.conversationId, turnId));
   }
 }

@@ -127,9 +127,23 @@ export async function ensureActiveGeneration(dataSource: DataSource): Promise<Ge
       new Logger('ReadModels').log({ msg: 'created the first read-model generation; the projector fills it from the start of the log', generation: generation.id });
     }
     const generation = await activeGeneration(db);
-    if (generation.ddlVersion !== DDL_VERSION) {
+    if (generation.ddlVersion < DDL_VERSION) {
+      // Tables of an older shape cannot take this version's rows: start a generation of the current shape,
+      // which the projector fills from the start of the log (`npm run rebuild` does the same without the gap).
+      const next = await createGeneration(db);
+      await activate(db, next);
       new Logger('ReadModels').warn({
-        msg: 'the active read models were built by another version of their schema; run `npm run rebuild`',
+        msg: 'the active read models were built by an older version of their schema; a new generation is filled from the start of the log',
+        generation: next.id,
+        replaced: generation.id,
+        built: generation.ddlVersion,
+        current: DDL_VERSION,
+      });
+      return next;
+    }
+    if (generation.ddlVersion > DDL_VERSION) {
+      new Logger('ReadModels').warn({
+        msg: 'the active read models were built by a newer version of their schema; upgrade this service',
         generation: generation.id,
         built: generation.ddlVersion,
         current: DDL_VERSION,
