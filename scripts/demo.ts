@@ -21,10 +21,12 @@ const TURN_TIMEOUT_MS = 60_000;
 class Display {
   private lastPlain = '';
   private screen?: TerminalScreen;
+  /** Where a line typed in the terminal goes, once there is a turn to steer. */
+  onTyped?: (text: string) => void;
 
-  /** Takes over the terminal; each line typed there goes to `submit`. */
-  interact(submit: (text: string) => void): void {
-    this.screen = new TerminalScreen({ input: process.stdin, output: process.stdout }, submit);
+  constructor() {
+    if (!interactive) return;
+    this.screen = new TerminalScreen({ input: process.stdin, output: process.stdout }, (text) => (this.onTyped ? this.onTyped(text) : this.line('no turn to steer yet')));
     this.screen.start();
   }
 
@@ -142,13 +144,13 @@ async function scriptedSteers(turnId: string): Promise<void> {
 /** In a terminal: each line typed while the turn runs is sent as a steer. */
 function typedSteers(turnId: string): void {
   if (!interactive) return;
-  display.interact((text) => {
+  display.onTyped = (text) => {
     display.line(`${clock()}  you: "${text}"`);
     client.steer(turnId, text).then(
       (r) => display.line(`${clock()}  ${receiptLine('yours', r)}`),
       (err: unknown) => display.line(`${clock()}  your steer was refused: ${(err as Error).message}`),
     );
-  });
+  };
   display.line('type a steer and press Enter to send it while the turn runs');
 }
 

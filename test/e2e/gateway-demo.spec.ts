@@ -77,7 +77,8 @@ describe('npm run demo in a terminal', () => {
         throw new Error(`${err.message}; the screen:\n${last.join('\n')}`);
       });
 
-    await rowsOf((rows) => rows.at(-2)!.startsWith('[running] step 1') && rows.some((r) => r.includes('type a steer')), 'the running status line');
+    // The first lines (the gateway, the turn's id) are on the screen too, above the status line.
+    await rowsOf((rows) => rows.at(-2)!.startsWith('[running] step 1') && rows.some((r) => r.startsWith('Steerline demo against')) && rows.some((r) => r.includes('type a steer')), 'the running status line');
     await tmux('send-keys', '-t', 'demo', '-l', 'please also update');
     const before = await rowsOf((rows) => rows.at(-1) === 'steer> please also update', 'the typed text on the input line');
     // Events keep coming while the person types: the status line changes, the input line does not.
