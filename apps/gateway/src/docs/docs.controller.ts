@@ -38,6 +38,7 @@ export class DocsController {
   @Get('assets/:file')
   @ApiDoc({
     summary: 'A file of the interactive reference',
+    params: { file: { description: 'the file name', schema: { type: 'string', enum: Object.keys(REFERENCE_ASSETS) }, example: 'swagger-ui.css' } },
     responses: { 200: { description: 'the file', contentType: 'text/plain', schema: { type: 'string' } }, 404: 'not_found: no such file' },
   })
   asset(@Param('file') file: string, @Res({ passthrough: true }) res: HttpResponse): StreamableFile | string {

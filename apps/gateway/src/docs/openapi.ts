@@ -8,9 +8,6 @@ import { API_DOC, type RouteDoc } from './api-doc';
 import { operation, type DocumentedRoute } from './operation';
 import { TAGS } from './operations';
 
-export { jsonSchema } from './operation';
-export type { DocumentedRoute } from './operation';
-
 const ErrorSchema = {
   type: 'object',
   required: ['error'],

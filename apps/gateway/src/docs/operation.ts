@@ -16,13 +16,11 @@ export function operation(route: DocumentedRoute): Record<string, unknown> {
   const meta = OPERATIONS[operationKey(route.method, route.path)];
   const examples = meta ? EXAMPLES[meta.operationId] : undefined;
   const parameters = [
-    ...[...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
-      name,
-      in: 'path',
-      required: true,
-      schema: { type: 'string', format: 'uuid' },
-      ...(PATH_EXAMPLES[name] ? { example: PATH_EXAMPLES[name] } : {}),
-    })),
+    ...[...route.path.matchAll(/:(\w+)/g)].map(([, name]) => {
+      const given = doc.params?.[name];
+      if (given) return { name, in: 'path', required: true, ...given };
+      return { name, in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, ...(PATH_EXAMPLES[name] ? { example: PATH_EXAMPLES[name] } : {}) };
+    }),
     ...Object.entries(doc.query ?? {}).map(([name, q]) => ({ name, in: 'query', required: false, description: q.description, schema: q.schema ?? { type: 'string' } })),
     ...Object.entries(doc.headers ?? {}).map(([name, h]) => ({
       name,
@@ -69,7 +67,7 @@ function errorResponse(status: number, description: string): unknown {
 }
 
 /** What a client sends (`io: input`): transforms and defaults are the server's business. */
-export function jsonSchema(schema: z.ZodType): Record<string, unknown> {
+function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
   return rest;
 }
