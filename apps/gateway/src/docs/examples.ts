@@ -1,4 +1,4 @@
-import { HTTP_STATUS, messagesOf, type ErrorCode, type Receipt, type SteerlineEvent } from '@steerline/contracts';
+import { BODY_MAX_BYTES, HTTP_STATUS, messagesOf, type ErrorCode, type Receipt, type SteerlineEvent } from '@steerline/contracts';
 // The contract's golden fixtures, imported (not read from disk) so the build
 // ships them with the gateway: the examples show the shapes the log really holds.
 import conversationCreated from '../../../../libs/contracts/src/fixtures/ConversationCreated.v1.json';
@@ -71,36 +71,37 @@ const sse = `id: ${steerQueued.seq}\nevent: SteerQueued\ndata: ${JSON.stringify(
 
 /** One example error body per code: the details some codes carry are part of the contract. */
 export const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
-  invalid_request: { code: 'invalid_request', message: 'text: must not be empty' },
-  unauthorized: { code: 'unauthorized', message: 'missing or unknown API key' },
-  not_found: { code: 'not_found', message: `turn ${turnId} not found` },
+  invalid_request: { code: 'invalid_request', message: 'tid must be a UUID' },
+  unauthorized: { code: 'unauthorized', message: 'the API key is not valid' },
+  not_found: { code: 'not_found', message: `turn ${turnId} not found`, turnId },
   turn_not_running: { code: 'turn_not_running', message: `turn ${turnId} is not running` },
-  turn_already_running: { code: 'turn_already_running', message: `conversation ${conversationId} already has a running turn`, turnId },
-  turn_moved_on: { code: 'turn_moved_on', message: `the running turn is not ${turnId}` },
-  queue_full: { code: 'queue_full', message: `the steering queue of turn ${turnId} is full (${turnStarted.data.limits.maxQueued})` },
-  already_delivered: { code: 'already_delivered', message: `steer ${delivered.steerId} was already delivered` },
+  turn_already_running: { code: 'turn_already_running', message: `turn ${turnId} of this conversation is running`, turnId },
+  turn_moved_on: { code: 'turn_moved_on', message: `the running turn is ${turnId}`, turnId },
+  queue_full: { code: 'queue_full', message: `${turnStarted.data.limits.maxQueued} steers already wait for the next boundary`, maxQueued: turnStarted.data.limits.maxQueued },
+  already_delivered: { code: 'already_delivered', message: 'the model already has this steer', steerId: delivered.steerId, step: d.step },
   steer_dropped: {
     code: 'steer_dropped',
-    message: `steer ${dropped.steerId} was dropped (${dropped.reason})`,
+    message: `the steer was dropped: ${dropped.reason}`,
     reason: dropped.reason,
     steerId: dropped.steerId,
     turnId,
     position: dropped.position,
     text: dropped.text,
   },
-  rate_limited: { code: 'rate_limited', message: 'too many requests', retryAfterSeconds: 1 },
-  payload_too_large: { code: 'payload_too_large', message: 'request body too large' },
-  unavailable: { code: 'unavailable', message: 'no answer in time; resubmit with the same steerId', steerId: queued.steerId },
+  rate_limited: { code: 'rate_limited', message: 'too many requests: at most 100/s (burst 200) per API key', retryAfterSeconds: 1 },
+  payload_too_large: { code: 'payload_too_large', message: `the request body is larger than ${BODY_MAX_BYTES} bytes` },
+  unavailable: { code: 'unavailable', message: 'no answer in time; the steer may have been accepted: resubmit it with the same steerId', steerId: queued.steerId },
   internal: { code: 'internal', message: 'internal error' },
 };
 
 /**
  * The error codes an error answer's description names (`'queue_full; rate_limited (Retry-After)'`),
- * or, when it names none, every code of that status.
+ * in that order (the first is the one the reference shows first), or, when it names none, every code of that status.
  */
 export function errorCodesOf(status: number, description: string): ErrorCode[] {
   const ofStatus = (Object.keys(HTTP_STATUS) as ErrorCode[]).filter((c) => HTTP_STATUS[c] === status);
-  const named = ofStatus.filter((c) => new RegExp(`\\b${c}\\b`).test(description));
+  const at = (c: ErrorCode) => description.search(new RegExp(`\\b${c}\\b`));
+  const named = ofStatus.filter((c) => at(c) >= 0).sort((a, b) => at(a) - at(b));
   return named.length ? named : ofStatus;
 }
 

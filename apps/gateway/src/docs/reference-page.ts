@@ -44,6 +44,7 @@ const REFERENCE_STYLE = `body { margin: 0; font-family: system-ui, sans-serif; }
 export const REFERENCE_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Steerline API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 <link rel="stylesheet" href="/docs/assets/reference.css">
 </head><body>
