@@ -44,6 +44,8 @@ describe('the interactive API reference at /docs', () => {
     const page = await browser.newPage();
     const foreign: string[] = [];
     const refused: string[] = [];
+    const failed: string[] = [];
+    page.on('response', (r) => (r.status() >= 400 ? failed.push(`${r.status()} ${r.url()}`) : undefined));
     page.on('request', (r) => (r.url().startsWith(stack.url) || r.url().startsWith('data:') ? undefined : foreign.push(r.url())));
     page.on('console', (m) => (/Content Security Policy|Refused/i.test(m.text()) ? refused.push(m.text()) : undefined));
     try {
@@ -74,7 +76,7 @@ describe('the interactive API reference at /docs', () => {
       // The page sent the key: the steer is the acme tenant's, in the turn's log.
       const events = await eventually(async () => (await stack.turnEvents(tid)).find((e) => e.event.type === 'SteerQueued'), 10_000, 'SteerQueued');
       expect(events.event).toMatchObject({ tenantId: 'acme', data: { steerId: receipt.steerId } });
-      expect({ foreign, refused }).toEqual({ foreign: [], refused: [] });
+      expect({ foreign, refused, failed }).toEqual({ foreign: [], refused: [], failed: [] });
     } finally {
       await page.close();
       await stack.api('POST', `/turns/${tid}/cancel`, {}, auth);
