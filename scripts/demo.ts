@@ -6,36 +6,46 @@
  * In a terminal it keeps a progress line and lets you type steers of your own;
  * with CI=true or without a terminal it runs alone and prints plain lines.
  */
-import { createInterface } from 'node:readline';
 import { SteerlineClient, SteerlineClientError, type Receipt, type StreamedEvent } from '@steerline/client';
+import { TerminalScreen } from './terminal-screen';
 
 const GATEWAY_URL = process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000';
 const interactive = Boolean(process.stdout.isTTY && process.stdin.isTTY) && process.env.CI !== 'true';
 const client = new SteerlineClient({ baseUrl: GATEWAY_URL, apiKey: process.env.STEERLINE_API_KEY });
 const TURN_TIMEOUT_MS = 60_000;
 
-/** Lines scroll above one progress line in a terminal; elsewhere progress is printed when it changes. */
+/**
+ * In a terminal, lines scroll above a status line and an input line of their own
+ * (see TerminalScreen); elsewhere progress is printed when it changes.
+ */
 class Display {
-  private status = '';
   private lastPlain = '';
+  private screen?: TerminalScreen;
+  /** Where a line typed in the terminal goes, once there is a turn to steer. */
+  onTyped?: (text: string) => void;
+
+  constructor() {
+    if (!interactive) return;
+    this.screen = new TerminalScreen({ input: process.stdin, output: process.stdout }, (text) => (this.onTyped ? this.onTyped(text) : this.line('no turn to steer yet')));
+    this.screen.start();
+  }
 
   line(text: string): void {
-    if (interactive) process.stdout.write(`\r\x1b[2K${text}\n${this.status}`);
+    if (this.screen) this.screen.line(text);
     else process.stdout.write(`${text}\n`);
   }
 
-  /** `detail` only shows on the terminal's progress line; plain output would repeat it on every event. */
+  /** `detail` only shows on the terminal's status line; plain output would repeat it on every event. */
   progress(text: string, detail = ''): void {
-    this.status = `${text}${detail}`;
-    if (interactive) process.stdout.write(`\r\x1b[2K${this.status}`);
+    if (this.screen) this.screen.setStatus(`${text}${detail}`);
     else if (text !== this.lastPlain) process.stdout.write(`progress: ${text}\n`);
     this.lastPlain = text;
   }
 
-  /** Leaves the progress line where it is and stops redrawing it. */
+  /** Gives the terminal back: the last status stays as a line, and output scrolls as usual. */
   done(): void {
-    if (interactive && this.status) process.stdout.write('\n');
-    this.status = '';
+    this.screen?.stop();
+    this.screen = undefined;
   }
 }
 
@@ -134,18 +144,16 @@ async function scriptedSteers(turnId: string): Promise<void> {
 }
 
 /** In a terminal: each line typed while the turn runs is sent as a steer. */
-function typedSteers(turnId: string, turnEnded: AbortSignal): void {
+function typedSteers(turnId: string): void {
   if (!interactive) return;
-  const rl = createInterface({ input: process.stdin });
-  display.line('type a steer and press Enter to send it while the turn runs');
-  rl.on('line', (text) => {
-    if (!text.trim()) return;
+  display.onTyped = (text) => {
+    display.line(`${clock()}  you: "${text}"`);
     client.steer(turnId, text).then(
       (r) => display.line(`${clock()}  ${receiptLine('yours', r)}`),
       (err: unknown) => display.line(`${clock()}  your steer was refused: ${(err as Error).message}`),
     );
-  });
-  turnEnded.addEventListener('abort', () => rl.close(), { once: true });
+  };
+  display.line('type a steer and press Enter to send it while the turn runs');
 }
 
 async function printTranscript(conversationId: string, turnId: string): Promise<void> {
@@ -185,7 +193,7 @@ async function main(): Promise<void> {
 
   const turnEnded = new AbortController();
   const timeout = setTimeout(() => turnEnded.abort(), TURN_TIMEOUT_MS);
-  typedSteers(turnId, turnEnded.signal);
+  typedSteers(turnId);
   const steering = scriptedSteers(turnId);
   const end = await follow(conversationId, turnEnded);
   clearTimeout(timeout);

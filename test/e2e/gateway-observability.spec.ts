@@ -67,6 +67,7 @@ describe('metrics, OpenAPI docs and request logs', () => {
       [
         'DELETE /v1/turns/{tid}/steers/{sid}',
         'GET /docs',
+        'GET /docs/assets/{file}',
         'GET /docs/openapi.json',
         'GET /healthz',
         'GET /metrics',

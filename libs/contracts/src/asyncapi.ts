@@ -19,11 +19,20 @@ import { EVENT_TYPE_HEADER, STEER_ID_HEADER, subjects } from './subjects';
 import { CURRENT_VERSIONS } from './upcasters';
 
 /**
- * The AsyncAPI 3.0 document of the NATS contract, built from the same zod
+ * The AsyncAPI 3.1 document of the NATS contract, built from the same zod
  * schemas and subject builders the services use, so it cannot describe a
  * subject or a field they do not have. `npm run contracts:generate` writes it
  * to libs/contracts/asyncapi.json; the contract gate checks it is current.
  */
+
+/** The newest AsyncAPI version that both the official parser and Spectral's asyncapi ruleset read. */
+export const ASYNCAPI_VERSION = '3.1.0';
+
+const TAGS = [
+  { name: 'events', description: 'The event log: one JetStream subject per conversation.' },
+  { name: 'commands', description: 'Request/reply commands, answered by an engine.' },
+  { name: 'queries', description: 'Request/reply queries, answered by persistence from the read models.' },
+];
 
 /** The document's own version: bump the major when an event type gets a new version. */
 export const ASYNCAPI_DOC_VERSION = '1.0.0';
@@ -172,12 +181,16 @@ export function asyncApiDocument(): Record<string, unknown> {
     appendEvents: {
       action: 'send',
       title: 'The engine appends events',
+      description: 'The engine, owner of a turn, appends each fact of it to the conversation subject, guarded by the subject sequence it last saw.',
+      tags: [{ name: 'events' }],
       channel: ref('channels/conversationEvents'),
       messages: EVENT_TYPES.map((t) => ref(`channels/conversationEvents/messages/${t}`)),
     },
     consumeEvents: {
       action: 'receive',
       title: 'Consumers follow the log with a durable pull consumer',
+      description: 'The projector and other readers consume the events in order and ack each after handling it; a redelivered event is a duplicate to skip by seq.',
+      tags: [{ name: 'events' }],
       channel: ref('channels/conversationEvents'),
       messages: EVENT_TYPES.map((t) => ref(`channels/conversationEvents/messages/${t}`)),
     },
@@ -189,6 +202,8 @@ export function asyncApiDocument(): Record<string, unknown> {
     operations[spec.id] = {
       action: 'receive',
       summary: spec.summary,
+      description: `${spec.summary} The reply goes to the requester’s inbox; a request with no responder fails at once.`,
+      tags: [{ name: spec.queue === p.persistenceQueue ? 'queries' : 'commands' }],
       channel: ref(`channels/${spec.id}`),
       messages: [ref(`channels/${spec.id}/messages/${name}Request`)],
       reply: { channel: ref('channels/inbox'), messages: [ref(`channels/inbox/messages/${name}Reply`)] },
@@ -197,10 +212,13 @@ export function asyncApiDocument(): Record<string, unknown> {
   }
 
   return {
-    asyncapi: '3.0.0',
+    asyncapi: ASYNCAPI_VERSION,
     info: {
       title: 'Steerline',
       version: ASYNCAPI_DOC_VERSION,
+      contact: { name: 'Steerline maintainers' },
+      license: { name: 'UNLICENSED (private)' },
+      tags: TAGS,
       description:
         'Redirect an AI agent while it works. Events on NATS JetStream and request/reply commands over NATS. ' +
         'Generated from libs/contracts by `npm run contracts:generate`; do not edit by hand.',

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { z } from 'zod';
-import { parseBody, type ConversationView } from '@steerline/contracts';
+import { ConversationViewSchema, parseBody, type ConversationView } from '@steerline/contracts';
 import { Tenant } from '../auth/auth.guard';
 import { ApiDoc } from '../docs/api-doc';
 import { noteIds, type HttpRequest } from '../http/http.types';
@@ -43,7 +43,7 @@ export class ConversationsController {
       afterMessage: { description: 'skip this many messages (paging)', schema: { type: 'integer', minimum: 0 } },
       limit: { description: 'at most this many messages', schema: { type: 'integer', minimum: 1 } },
     },
-    responses: { 200: { description: 'ConversationView {id, createdAt, turns, messages, steers}', schema: { type: 'object' } }, 400: 'invalid_request', 404: 'not_found (also for another tenant’s conversation)', 503: 'unavailable' },
+    responses: { 200: { description: 'ConversationView {id, createdAt, turns, messages, steers}', schema: ConversationViewSchema }, 400: 'invalid_request', 404: 'not_found (also for another tenant’s conversation)', 503: 'unavailable' },
   })
   read(@Tenant() tenantId: string, @Param('cid', UuidPipe) conversationId: string, @Query() query: unknown): Promise<ConversationView> {
     const page = parseBody(TranscriptPage, query);

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import type { TurnView } from '@steerline/contracts';
+import { TurnViewSchema, type TurnView } from '@steerline/contracts';
 import { Tenant } from '../auth/auth.guard';
 import { ApiDoc } from '../docs/api-doc';
 import { JsonBody, UuidPipe } from '../http/params';
@@ -46,7 +46,7 @@ export class TurnsController {
   @Get('turns/:tid')
   @ApiDoc({
     summary: 'A turn: status, steps, steer counts (may lag the log by the projector’s delay)',
-    responses: { 200: { description: 'TurnView {id, conversationId, status, steps, steers: {queued, delivered, dropped}, …}', schema: { type: 'object' } }, 400: 'invalid_request', 404: 'not_found', 503: 'unavailable' },
+    responses: { 200: { description: 'TurnView {id, conversationId, status, steps, steers: {queued, delivered, dropped}, …}', schema: TurnViewSchema }, 400: 'invalid_request', 404: 'not_found', 503: 'unavailable' },
   })
   readTurn(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string): Promise<TurnView> {
     return this.reads.turn(tenantId, turnId);
