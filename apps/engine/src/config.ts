@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { DEFAULT_PREFIX, uuidv7 } from '@steerline/contracts';
+import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, uuidv7 } from '@steerline/contracts';
 import type { OpenAIConfig } from './models/openai/openai.model';
 import type { RemoteToolOptions } from './tools/remote/remote-tool.directory';
 
@@ -26,6 +26,8 @@ const EngineEnv = z.object({
   STEERLINE_TOOL_TIMEOUT_MS: millis(100, 60_000),
   /** How often the engine asks tool services to describe themselves (services also announce themselves at start). */
   STEERLINE_TOOL_DISCOVERY_MS: millis(1000, 30_000),
+  /** Bound on one tool output or model answer, in UTF-8 bytes; more is cut with a visible marker. */
+  STEERLINE_MAX_OUTPUT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(MAX_OUTPUT_BYTES_DEFAULT),
 });
 
 export interface EngineConfig {
@@ -39,6 +41,8 @@ export interface EngineConfig {
   openai?: OpenAIConfig;
   /** Absent: the defaults. */
   remoteTools?: RemoteToolOptions;
+  /** Bound on one tool output or model answer (UTF-8 bytes); never more than NATS's max_payload allows. Absent: the default. */
+  maxOutputBytes?: number;
 }
 
 /** Reads the engine's configuration; a bad variable stops start-up with its name. */
@@ -60,5 +64,6 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
       ? { openai: { baseUrl: e.OPENAI_BASE_URL, apiKey: e.OPENAI_API_KEY, timeoutMs: e.OPENAI_TIMEOUT_MS, maxRetries: e.OPENAI_MAX_RETRIES } }
       : {}),
     remoteTools: { callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS, discoveryIntervalMs: e.STEERLINE_TOOL_DISCOVERY_MS },
+    maxOutputBytes: e.STEERLINE_MAX_OUTPUT_BYTES,
   };
 }

@@ -8,6 +8,8 @@ export interface ToolCallContext {
   turnId: string;
   step: number;
   toolCallId: string;
+  /** The engine's bound on the output; a remote service cuts to it so the marker names the true size. */
+  maxOutputBytes?: number;
 }
 
 export interface Tool {

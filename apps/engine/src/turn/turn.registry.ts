@@ -32,6 +32,8 @@ export interface RegistryDeps {
   ownership: TurnOwnership;
   /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
   subscribeTurn: (runner: TurnRunner) => Subscription[];
+  /** Bound on one tool output or model answer, in UTF-8 bytes. */
+  maxOutputBytes: () => number;
 }
 
 /** The turns this engine owns, by turn and by conversation. */
@@ -87,6 +89,7 @@ export class TurnRegistry {
           model: this.deps.models.get(model.provider),
           tools: this.deps.tools,
           subject,
+          maxOutputBytes: this.deps.maxOutputBytes,
           onEnded: (r) => this.release(r),
         },
         { ...initialState(), turnId, tenantId, conversationId },

@@ -39,6 +39,7 @@ export function remoteTool(nc: NatsConnection, ts: ToolSubjects, descriptor: Too
         step: call?.step ?? 1,
         toolCallId: call?.toolCallId ?? callId,
         args,
+        ...(call?.maxOutputBytes !== undefined && { maxOutputBytes: call.maxOutputBytes }),
       };
       let onAbort!: () => void;
       const aborted = new Promise<never>((_, reject) => {
