@@ -23,7 +23,7 @@ export interface GuardLog {
  *   supervisor restarts it; the log keeps every fact, orphaned turns are
  *   settled by the lease reaper and the projector resumes from its checkpoint.
  */
-export function installProcessGuard(service: string, log: GuardLog, exit: (code: number) => void = (code) => process.exit(code)): () => void {
+export function installProcessGuard(service: string, log: GuardLog = stderrLog, exit: (code: number) => void = (code) => process.exit(code)): () => void {
   const onRejection = (reason: unknown) => log.error({ msg: 'unhandled promise rejection; continuing', service, ...describe(reason) });
   const onException = (err: unknown) => {
     if (isFailedSend(err)) return log.error({ msg: 'uncaught failed NATS send; continuing', service, ...describe(err) });
@@ -37,6 +37,12 @@ export function installProcessGuard(service: string, log: GuardLog, exit: (code:
     process.off('uncaughtException', onException);
   };
 }
+
+/** One JSON line on stderr per entry: works before and after any app logger exists. */
+const stderrLog: GuardLog = {
+  error: (entry) => process.stderr.write(`${JSON.stringify({ level: 'error', time: new Date().toISOString(), ...entry })}\n`),
+  fatal: (entry) => process.stderr.write(`${JSON.stringify({ level: 'fatal', time: new Date().toISOString(), ...entry })}\n`),
+};
 
 /** A call nats.js refused before writing anything: a bad argument (max_payload among them), a closed or draining connection. */
 export function isFailedSend(err: unknown): boolean {
