@@ -24,17 +24,24 @@ export interface GuardLog {
  *   settled by the lease reaper and the projector resumes from its checkpoint.
  */
 export function installProcessGuard(service: string, log: GuardLog = stderrLog, exit: (code: number) => void = (code) => process.exit(code)): () => void {
-  const onRejection = (reason: unknown) => log.error({ msg: 'unhandled promise rejection; continuing', service, ...describe(reason) });
-  const onException = (err: unknown) => {
-    if (isFailedSend(err)) return log.error({ msg: 'uncaught failed NATS send; continuing', service, ...describe(err) });
-    log.fatal({ msg: 'uncaught exception; exiting for a restart', service, ...describe(err) });
-    exit(1);
-  };
+  const { onRejection, onException } = guardHandlers(service, log, exit);
   process.on('unhandledRejection', onRejection);
   process.on('uncaughtException', onException);
   return () => {
     process.off('unhandledRejection', onRejection);
     process.off('uncaughtException', onException);
+  };
+}
+
+/** The guard's two decisions, apart from `process` so they can be tested. */
+export function guardHandlers(service: string, log: GuardLog, exit: (code: number) => void) {
+  return {
+    onRejection: (reason: unknown) => log.error({ msg: 'unhandled promise rejection; continuing', service, ...describe(reason) }),
+    onException: (err: unknown) => {
+      if (isFailedSend(err)) return log.error({ msg: 'uncaught failed NATS send; continuing', service, ...describe(err) });
+      log.fatal({ msg: 'uncaught exception; exiting for a restart', service, ...describe(err) });
+      exit(1);
+    },
   };
 }
 
