@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { CONVERSATION_SECTIONS, type ConversationPage, type ConversationQuery, type ConversationSection } from '@steerline/contracts';
 import type { HttpResponse } from '../http/http.types';
 
@@ -62,6 +61,19 @@ class SectionWriter {
 
   async write(chunk: string): Promise<void> {
     if (this.res.destroyed) throw new Error('the client went away');
-    if (!this.res.write(chunk)) await Promise.race([once(this.res, 'drain'), once(this.res, 'close')]);
+    if (!this.res.write(chunk)) await drained(this.res);
   }
+}
+
+/** Waits for room in the socket's buffer, or for the client to leave; no listener outlives the wait. */
+function drained(res: HttpResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
