@@ -40,8 +40,8 @@ describe('a 10 000-message, 10 MB conversation', () => {
   it('reads a range of messages that spans several pages', async () => {
     const res = await fetch(`${stack.url}/v1/conversations/${big.conversationId}?afterMessage=4000&limit=3000`);
     expect(res.status).toBe(200);
-    const whole = await (await fetch(`${stack.url}/v1/conversations/${big.conversationId}`)).json();
-    const view = await res.json();
+    const whole = (await (await fetch(`${stack.url}/v1/conversations/${big.conversationId}`)).json()) as { messages: unknown[] };
+    const view = (await res.json()) as { messages: unknown[]; turns: unknown[] };
     expect(view.messages).toEqual(whole.messages.slice(4000, 7000));
     expect(view.turns).toHaveLength(5);
   });

@@ -204,7 +204,8 @@ export class TurnRunner {
   private async runIfRunning(command: TurnCommand): Promise<void> {
     if (!this.running) return;
     await this.run(command).catch((err) => {
-      if (!(err instanceof SteerlineError && err.code === 'turn_not_running')) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
+      // turn_not_running: it ended meanwhile; payload_too_large: failUnappendable already said so.
+      if (!(err instanceof SteerlineError && (err.code === 'turn_not_running' || err.code === 'payload_too_large'))) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
     });
   }
 
