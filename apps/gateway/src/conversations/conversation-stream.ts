@@ -19,10 +19,12 @@ export async function streamConversation(read: PageReader, query: ConversationQu
   res.status(200).setHeader('Content-Type', 'application/json; charset=utf-8');
   const out = new SectionWriter(res);
   try {
-    await out.write(`{"id":${JSON.stringify(page.id)},"createdAt":${JSON.stringify(page.createdAt)}`);
+    out.write(`{"id":${JSON.stringify(page.id)},"createdAt":${JSON.stringify(page.createdAt)}`);
     for (;;) {
-      for (const section of CONVERSATION_SECTIONS) for (const item of page[section]) await out.item(section, item);
-      if (!page.next || res.destroyed) break;
+      for (const section of CONVERSATION_SECTIONS) for (const item of page[section]) out.item(section, item);
+      // One socket write per page, not per item; a slow client holds the next page back.
+      await out.flush();
+      if (!page.next) break;
       page = await read({ ...query, from: page.next });
     }
     await out.end();
@@ -36,32 +38,40 @@ export async function streamConversation(read: PageReader, query: ConversationQu
 class SectionWriter {
   private open = -1;
   private first = true;
+  private pending: string[] = [];
 
   constructor(private readonly res: HttpResponse) {}
 
-  async item(section: ConversationSection, item: unknown): Promise<void> {
-    await this.openUpTo(CONVERSATION_SECTIONS.indexOf(section));
-    await this.write((this.first ? '' : ',') + JSON.stringify(item));
+  item(section: ConversationSection, item: unknown): void {
+    this.openUpTo(CONVERSATION_SECTIONS.indexOf(section));
+    this.write((this.first ? '' : ',') + JSON.stringify(item));
     this.first = false;
   }
 
   async end(): Promise<void> {
-    await this.openUpTo(CONVERSATION_SECTIONS.length - 1);
-    await this.write(']}');
+    this.openUpTo(CONVERSATION_SECTIONS.length - 1);
+    this.write(']}');
+    await this.flush();
     this.res.end();
   }
 
-  private async openUpTo(index: number): Promise<void> {
-    while (this.open < index) {
-      this.open++;
-      await this.write(`${this.open === 0 ? '' : ']'},"${CONVERSATION_SECTIONS[this.open]}":[`);
-      this.first = true;
-    }
+  write(chunk: string): void {
+    this.pending.push(chunk);
   }
 
-  async write(chunk: string): Promise<void> {
+  async flush(): Promise<void> {
     if (this.res.destroyed) throw new Error('the client went away');
-    if (!this.res.write(chunk)) await drained(this.res);
+    const chunk = this.pending.join('');
+    this.pending = [];
+    if (chunk && !this.res.write(chunk)) await drained(this.res);
+  }
+
+  private openUpTo(index: number): void {
+    while (this.open < index) {
+      this.open++;
+      this.write(`${this.open === 0 ? '' : ']'},"${CONVERSATION_SECTIONS[this.open]}":[`);
+      this.first = true;
+    }
   }
 }
 
