@@ -17,8 +17,8 @@ export interface BigReadResult {
 const ROUNDS = 5;
 
 /**
- * Time to read a conversation of `sizes` messages (~1 KB each) through the
- * gateway, next to reading its message rows from PostgreSQL directly. The
+ * Time to read a conversation of `sizes` messages (half of them 2 KB tool results) through the
+ * gateway (~10 MB at 10 000 messages), next to reading its message rows from PostgreSQL directly. The
  * conversations are built from hand-made events and projected as usual.
  */
 export async function measureBigReads(opts: { gatewayUrl: string; nc: NatsConnection; prefix: string; databaseUrl: string; sizes: number[] }): Promise<BigReadResult[]> {
@@ -28,7 +28,7 @@ export async function measureBigReads(opts: { gatewayUrl: string; nc: NatsConnec
   try {
     const out: BigReadResult[] = [];
     for (const size of opts.sizes) {
-      const big = bigConversation({ messages: size, outputBytes: 1000, turns: 5 });
+      const big = bigConversation({ messages: size, outputBytes: 2000, turns: 5 });
       const seq = await appendAll(jetstream(opts.nc), s, big.events);
       await waitForCheckpoint(opts.nc, s.queryHealth, seq);
       const url = `${opts.gatewayUrl}/v1/conversations/${big.conversationId}`;
