@@ -1,5 +1,6 @@
 import { checkInvariants, type ChatMessage } from '@steerline/contracts';
 import type { ModelAnswer, ModelProvider, ModelRequest } from '../../apps/engine/src/models/model.provider';
+import { pool } from '../../scripts/bench/stats';
 import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 
@@ -17,18 +18,6 @@ class HeldModel implements ModelProvider {
     }
     return this.inner.complete(request, signal);
   }
-}
-
-async function pool<T>(tasks: (() => Promise<T>)[], width: number): Promise<T[]> {
-  const out: T[] = new Array(tasks.length);
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      out[i] = await tasks[i]();
-    }
-  }));
-  return out;
 }
 
 describe('input at the edge of every limit', () => {
