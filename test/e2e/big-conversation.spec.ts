@@ -1,3 +1,4 @@
+import { readConversation } from '@steerline/contracts';
 import { appendAll, bigConversation, type BigConversation } from '../../scripts/bench/big-conversation';
 import { startStack, type Stack } from '../support/stack';
 
@@ -56,6 +57,13 @@ describe('a 10 000-message, 10 MB conversation', () => {
     const receipt = await stack.api('GET', `/turns/${big.turnIds[3]}/steers/${steerId}`);
     expect(receipt.status).toBe(200);
     expect(receipt.body).toMatchObject({ steerId, status: 'delivered' });
+  });
+
+  it('its whole history reads back for the next turn (direct gets, then one consumer), in order, with its last sequence', async () => {
+    const subject = stack.nats.s.conversationEvents(big.tenantId, big.conversationId);
+    const history = await readConversation(stack.nats.jsm, stack.nats.s.stream, subject);
+    expect(history.events.map((e) => e.event.id)).toEqual(big.events.map((e) => e.id));
+    expect(history.lastSeq).toBe(lastSeq);
   });
 
   it('replays every event over SSE', async () => {

@@ -183,10 +183,17 @@ export async function readSubject(js: JetStreamClient, jsm: JetStreamManager, st
   return out;
 }
 
+/** Direct gets before a conversation read switches to a consumer: a first turn's history is a handful. */
+const DIRECT_GETS_FIRST = 64;
+const CONSUMER_READ_TIMEOUT_MS = 15_000;
+
 /**
- * Reads one conversation's subject with direct gets, one message at a time:
- * no consumer is created, so it keeps working while a cluster node is down
- * (consumer placement may wait on a dead peer). Meant for short histories.
+ * Reads one conversation's subject. The first messages come by direct gets,
+ * one at a time: no consumer is created, so a short history reads while a
+ * cluster node is down (consumer placement may wait on a dead peer). A longer
+ * one continues through one ordered consumer (a round trip per batch, not per
+ * message: 20 000 events in about a second instead of tens), and falls back to
+ * direct gets when the consumer does not deliver in time.
  * `lastSeq` is the subject's true last sequence, counting undecodable messages.
  */
 export async function readConversation(jsm: JetStreamManager, stream: string, subject: string): Promise<{ events: StoredEvent[]; lastSeq: number }> {
@@ -194,7 +201,11 @@ export async function readConversation(jsm: JetStreamManager, stream: string, su
   if (!last) return { events: [], lastSeq: 0 };
   const events: StoredEvent[] = [];
   let seq = 1;
-  for (let misses = 0; seq <= last.seq; ) {
+  for (let misses = 0, gets = 0; seq <= last.seq; ) {
+    if (gets++ === DIRECT_GETS_FIRST) {
+      const rest = await readByConsumer(jsm, stream, subject, seq, last.seq);
+      if (rest) return { events: [...events, ...rest], lastSeq: last.seq };
+    }
     const msg = await jsm.direct.getMessage(stream, { seq, next_by_subj: subject }).catch((err: unknown) => {
       if (isNoMessage(err)) return null;
       throw err;
@@ -210,6 +221,20 @@ export async function readConversation(jsm: JetStreamManager, stream: string, su
     seq = msg.seq + 1;
   }
   return { events, lastSeq: last.seq };
+}
+
+/** The subject's events from `fromSeq` to `lastSeq` through an ordered consumer; undefined when it did not answer in time. */
+async function readByConsumer(jsm: JetStreamManager, stream: string, subject: string, fromSeq: number, lastSeq: number): Promise<StoredEvent[] | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), CONSUMER_READ_TIMEOUT_MS)));
+  const read = readSubject(jsm.jetstream(), jsm, stream, subject, fromSeq)
+    .then((events) => events.filter((e) => e.streamSeq <= lastSeq))
+    .catch(() => undefined);
+  try {
+    return await Promise.race([read, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The stream sequence of the last message on a subject, 0 when there is none. */
