@@ -49,7 +49,13 @@ export class ConversationsController {
       afterMessage: { description: 'skip this many messages (paging)', schema: { type: 'integer', minimum: 0 } },
       limit: { description: 'at most this many messages', schema: { type: 'integer', minimum: 1 } },
     },
-    responses: { 200: { description: 'ConversationView {id, createdAt, turns, messages, steers}', schema: { type: 'object' } }, 400: 'invalid_request', 404: 'not_found (also for another tenant’s conversation)', 503: 'unavailable' },
+    responses: {
+      200: { description: 'ConversationView {id, createdAt, turns, messages, steers}', schema: { type: 'object' } },
+      400: 'invalid_request',
+      404: 'not_found (also for another tenant’s conversation)',
+      413: 'payload_too_large: one turn, message or steer alone is larger than the NATS server carries',
+      503: 'unavailable',
+    },
   })
   read(@Tenant() tenantId: string, @Param('cid', UuidPipe) conversationId: string, @Query() query: unknown, @Res() res: HttpResponse): Promise<void> {
     const range = parseBody(TranscriptPage, query);
