@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { DEFAULT_PREFIX, uuidv7 } from '@steerline/contracts';
+import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, uuidv7 } from '@steerline/contracts';
 import type { OpenAIConfig } from './models/openai/openai.model';
 import type { RemoteToolOptions } from './tools/remote/remote-tool.directory';
 import { loadMcpConfig, type McpServerConfig } from './tools/mcp/mcp.config';
@@ -32,6 +32,8 @@ const EngineEnv = z.object({
   STEERLINE_TOOL_DISCOVERY_MS: millis(1000, 30_000),
   /** A JSON file in the common `mcpServers` shape: the MCP servers whose tools turns are offered. */
   STEERLINE_MCP_CONFIG: optional(z.string()),
+  /** Bound on one tool output or model answer, in UTF-8 bytes; more is cut with a visible marker. */
+  STEERLINE_MAX_OUTPUT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(MAX_OUTPUT_BYTES_DEFAULT),
 });
 
 export interface EngineConfig {
@@ -48,6 +50,8 @@ export interface EngineConfig {
   remoteTools?: RemoteToolOptions;
   /** MCP servers (STEERLINE_MCP_CONFIG); absent: none. */
   mcp?: { servers: McpServerConfig[] } & Partial<McpToolOptions>;
+  /** Bound on one tool output or model answer (UTF-8 bytes); never more than NATS's max_payload allows. Absent: the default. */
+  maxOutputBytes?: number;
 }
 
 /** Reads the engine's configuration; a bad variable stops start-up with its name. */
@@ -77,5 +81,6 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
       : {}),
     remoteTools: { callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS, discoveryIntervalMs: e.STEERLINE_TOOL_DISCOVERY_MS },
     ...(mcpServers ? { mcp: { servers: mcpServers, callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS } } : {}),
+    maxOutputBytes: e.STEERLINE_MAX_OUTPUT_BYTES,
   };
 }

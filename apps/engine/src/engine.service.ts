@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connectNats, ensureStream, subjects } from '@steerline/contracts';
+import { connectNats, ENVELOPE_ROOM_BYTES, ensureStream, MAX_OUTPUT_BYTES_DEFAULT, maxPayload, subjects } from '@steerline/contracts';
 import { serveEngineCommands, subscribeTurn } from './commands/engine.commands';
 import type { EngineConfig } from './config';
 import { EventLog } from './log/event-log';
@@ -62,6 +62,8 @@ export class EngineService implements OnApplicationShutdown {
       ownership,
       resumeLimit: this.config.resumeLimit,
       subscribeTurn: (runner) => subscribeTurn(nc, s, runner),
+      // Read per use: a server's max_payload is what it announced on this connection, never assumed.
+      maxOutputBytes: () => Math.min(this.config.maxOutputBytes ?? MAX_OUTPUT_BYTES_DEFAULT, maxPayload(nc) - ENVELOPE_ROOM_BYTES),
     });
     this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
     const turns = this.turns;

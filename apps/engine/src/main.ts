@@ -1,5 +1,8 @@
 import { loadEngineConfig } from './config';
+import { installProcessGuard } from '@steerline/contracts';
 import { startEngine } from './app';
+
+installProcessGuard('engine');
 
 async function main(): Promise<void> {
   const engine = await startEngine(loadEngineConfig(process.env));

@@ -1,9 +1,12 @@
+import { installProcessGuard } from '@steerline/contracts';
 import { startGateway } from './app';
 import { ConfigError, loadGatewayConfig } from './config';
 import { jsonLogger, logLevelsFor } from './logger';
 
 // A second signal, or a shutdown that hangs, ends the process anyway.
 const SHUTDOWN_GRACE_MS = 15_000;
+
+installProcessGuard('gateway');
 
 const logger = jsonLogger(logLevelsFor(process.env.STEERLINE_LOG_LEVEL));
 // Start and stop lines are written at every level: `npm start` and operators wait for them.

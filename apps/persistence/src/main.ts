@@ -1,8 +1,11 @@
 import { ConsoleLogger } from '@nestjs/common';
+import { installProcessGuard } from '@steerline/contracts';
 import { startPersistence } from './app';
 import { loadPersistenceConfig } from './config';
 
 const SHUTDOWN_TIMEOUT_MS = 15_000;
+
+installProcessGuard('persistence');
 
 async function main(): Promise<void> {
   const logger = new ConsoleLogger('persistence', { json: true });

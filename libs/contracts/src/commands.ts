@@ -40,7 +40,22 @@ export const SubmitConversationSteerCommand = z
 export const WithdrawSteerCommand = z.object({ tenantId, steerId: uuid }).strict();
 export const CancelTurnCommand = z.object({ tenantId, reason: z.string().max(500).optional() }).strict();
 
-export const ConversationQuery = z.object({ tenantId, conversationId: uuid, afterMessage: z.number().int().nonnegative().optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict();
+export const CONVERSATION_SECTIONS = ['turns', 'messages', 'steers'] as const;
+export type ConversationSection = (typeof CONVERSATION_SECTIONS)[number];
+/** Where a paged conversation read goes on: a section and an offset in it (for messages: the ordinal). */
+export const ConversationCursorSchema = z.object({ section: z.enum(CONVERSATION_SECTIONS), offset: z.number().int().nonnegative() }).strict();
+export type ConversationCursor = z.infer<typeof ConversationCursorSchema>;
+
+export const ConversationQuery = z
+  .object({
+    tenantId,
+    conversationId: uuid,
+    afterMessage: z.number().int().nonnegative().optional(),
+    limit: z.number().int().min(1).max(10_000).optional(),
+    /** Continue a paged read at the `next` cursor of the previous page. */
+    from: ConversationCursorSchema.optional(),
+  })
+  .strict();
 export const TurnQuery = z.object({ tenantId, turnId: uuid }).strict();
 export const SteerQuery = z.object({ tenantId, turnId: uuid, steerId: uuid }).strict();
 

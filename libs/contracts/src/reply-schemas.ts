@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { BOUNDARIES, DROP_REASONS } from './events';
 import { ERROR_CODES } from './errors';
-import { ReceiptSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
+import { ConversationCursorSchema, ReceiptSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
 import { TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema } from './models';
 import type { ChatMessage } from './transcript';
-import type { ConversationView, SteerView, TurnView } from './views';
+import type { ConversationPage, ConversationView, SteerView, TurnView } from './views';
 
 /**
  * Schemas of the request/reply answers (docs/design.md §4), for the AsyncAPI document
@@ -67,6 +67,8 @@ export const ConversationViewSchema = z.object({
   steers: z.array(SteerViewSchema),
 });
 
+export const ConversationPageSchema = ConversationViewSchema.extend({ next: ConversationCursorSchema.optional() });
+
 export const HealthReplySchema = z.object({
   database: z.boolean(),
   checkpoint: z.number().int().nullable(),
@@ -86,7 +88,7 @@ export const ReplyDataSchemas = {
   steer: ReceiptSchema,
   withdraw: ReceiptSchema,
   cancel: z.object({ accepted: z.literal(true) }),
-  queryConversation: ConversationViewSchema,
+  queryConversation: ConversationPageSchema,
   queryTurn: TurnViewSchema,
   querySteer: ReceiptSchema,
   queryHealth: HealthReplySchema,
@@ -98,7 +100,8 @@ const drift: [
   Same<z.infer<typeof SteerViewSchema>, SteerView>,
   Same<z.infer<typeof TurnViewSchema>, TurnView>,
   Same<z.infer<typeof ConversationViewSchema>, ConversationView>,
+  Same<z.infer<typeof ConversationPageSchema>, ConversationPage>,
   Same<z.infer<typeof ChatMessageSchema>, ChatMessage>,
   Same<z.infer<ReturnType<typeof replySchema<typeof ReceiptSchema>>>, Reply<z.infer<typeof ReceiptSchema>>>,
-] = [true, true, true, true, true];
+] = [true, true, true, true, true, true];
 void drift;

@@ -2,7 +2,7 @@ import type { TurnLimits } from './limits';
 import type { ModelSpec } from './models';
 import type { ChatMessage } from './transcript';
 import type { Boundary, DropReason } from './events';
-import type { SteerStatus, TurnStatus } from './commands';
+import type { ConversationCursor, SteerStatus, TurnStatus } from './commands';
 
 /** Read models answered by the persistence service (docs/design.md §5). */
 export interface SteerView {
@@ -43,4 +43,14 @@ export interface ConversationView {
   turns: Omit<TurnView, 'steers' | 'conversationId'>[] | TurnView[];
   messages: ChatMessage[];
   steers: SteerView[];
+}
+
+/**
+ * One answer of `qry.conversation`: a conversation's sections in order (turns,
+ * then messages, then steers), as much of them as fits below the connection's
+ * `max_payload`. `next` is where the following page starts; absent, the read
+ * is complete. Sections before the query's cursor, and after `next`, are empty.
+ */
+export interface ConversationPage extends ConversationView {
+  next?: ConversationCursor;
 }

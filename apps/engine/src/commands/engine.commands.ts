@@ -20,7 +20,8 @@ import type { TurnRegistry } from '../turn/turn.registry';
 import type { TurnRunner } from '../turn/turn.runner';
 
 const logger = new Logger('EngineCommands');
-const onError = (err: unknown) => logger.error({ message: 'command handler failed', error: (err as Error)?.message });
+const onError = (err: unknown, context: { subject: string }) =>
+  logger.error({ message: 'command failed or its reply could not be sent', subject: context.subject, error: (err as Error)?.message, code: (err as { code?: string })?.code });
 
 /** The engine's queue-group subjects: any instance may answer. */
 export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry): Subscription[] {

@@ -10,6 +10,8 @@ export interface ToolCallContext {
   toolCallId: string;
   /** Where a tool reports how far it got (an MCP server's progress notifications); optional for the caller. */
   onProgress?: (update: ToolProgressUpdate) => void;
+  /** The engine's bound on the output; a remote service cuts to it so the marker names the true size. */
+  maxOutputBytes?: number;
 }
 
 /** How far a running call got: `progress` from 0 to 1 when the tool knows its total. */

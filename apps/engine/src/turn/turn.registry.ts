@@ -36,6 +36,8 @@ export interface RegistryDeps {
   resumeLimit: number;
   /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
   subscribeTurn: (runner: TurnRunner) => Subscription[];
+  /** Bound on one tool output or model answer, in UTF-8 bytes. */
+  maxOutputBytes: () => number;
 }
 
 /** What became of an orphaned turn this engine tried to adopt. */
@@ -150,7 +152,7 @@ export class TurnRegistry {
 
   private runner(subject: string, provider: ModelSpec['provider'], state: TurnState, stored: StoredEvent[], lastSeq: number): TurnRunner {
     return new TurnRunner(
-      { log: this.deps.log, model: this.deps.models.get(provider), tools: this.deps.tools, subject, onEnded: (r) => this.release(r) },
+      { log: this.deps.log, model: this.deps.models.get(provider), tools: this.deps.tools, subject, maxOutputBytes: this.deps.maxOutputBytes, onEnded: (r) => this.release(r) },
       state,
       stored.flatMap((s) => messagesOf(s.event)),
       lastSeq,

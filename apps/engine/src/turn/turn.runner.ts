@@ -1,14 +1,16 @@
 import { Logger } from '@nestjs/common';
 import {
   SteerlineError,
+  boundOutput,
   isTerminalTurnEvent,
+  truncateText,
   messagesOf,
   uuidv7,
   type ChatMessage,
   type Receipt,
   type TurnEvent,
 } from '@steerline/contracts';
-import { StaleWriterError, type EventLog } from '../log/event-log';
+import { StaleWriterError, UnappendableEventError, type EventLog } from '../log/event-log';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import { ToolError, type ToolRegistry } from '../tools/tool.registry';
 import { execute } from './turn.decider';
@@ -21,6 +23,8 @@ export interface RunnerDeps {
   model: ModelProvider;
   tools: ToolRegistry;
   subject: string;
+  /** Bound on one tool output or model answer (UTF-8 bytes): larger ones are cut before they are decided on. */
+  maxOutputBytes: () => number;
   onEnded: (runner: TurnRunner) => void;
 }
 
@@ -43,6 +47,8 @@ export class TurnRunner {
   private broken?: Error;
   /** Set when this engine stops: nothing more is decided here; another engine resumes the turn. */
   private handingOver = false;
+  /** Bumped when the turn is failed because an event could not be appended: commands decided before that are void. */
+  private epoch = 0;
   private finished = false;
   private readonly abort = new AbortController();
   private endedResolve!: () => void;
@@ -80,14 +86,45 @@ export class TurnRunner {
     this.decided = state;
     for (const e of events) this.messages.push(...messagesOf(e));
     const snapshot = this.messages.slice();
+    const epoch = this.epoch;
     const appended = this.tail.then(async () => {
       if (events.length === 0) return;
-      this.lastSubjectSeq = await this.deps.log.append(this.deps.subject, events, this.lastSubjectSeq);
+      if (epoch !== this.epoch) throw new SteerlineError('turn_not_running', `turn ${this.turnId} failed before this was logged`);
+      try {
+        this.lastSubjectSeq = await this.deps.log.append(this.deps.subject, events, this.lastSubjectSeq);
+      } catch (err) {
+        if (err instanceof UnappendableEventError) await this.failUnappendable(err, events);
+        throw err;
+      }
       this.logged = events.reduce(evolve, this.logged);
       this.react(events, snapshot);
     });
-    this.tail = appended.catch((err: Error) => this.fail(err));
+    // A typed refusal is the caller's answer; anything else means the log is gone for this turn.
+    this.tail = appended.catch((err: Error) => (err instanceof SteerlineError ? undefined : this.fail(err)));
     return appended.then(() => events);
+  }
+
+  /**
+   * An event the log refuses as it is (over max_payload even after outputs
+   * were bounded): the turn fails honestly instead of hanging. What was
+   * appended of the batch stands; the rest is void, and the turn's queued
+   * steers are dropped `turn_failed` before its TurnFailed, decided from what
+   * the log holds. Throws `payload_too_large` for the command that caused it.
+   */
+  private async failUnappendable(err: UnappendableEventError, events: TurnEvent[]): Promise<never> {
+    this.epoch++;
+    this.lastSubjectSeq = err.lastSeq;
+    this.logged = events.slice(0, err.appended).reduce(evolve, this.logged);
+    this.decided = this.logged;
+    const refused = new SteerlineError('payload_too_large', err.message, { event: err.event.type });
+    this.logger.error({ message: 'turn failed: an event could not be appended', turnId: this.turnId, conversationId: this.conversationId, event: err.event.type, error: err.message });
+    if (this.logged.status !== 'running') throw refused;
+    const { state, events: failed } = execute(this.logged, { type: 'FailTurn', code: 'payload_too_large', message: `the turn's ${err.event.type} event is too large for the log` }, stampContext);
+    this.decided = state;
+    this.lastSubjectSeq = await this.deps.log.append(this.deps.subject, failed, this.lastSubjectSeq);
+    this.logged = failed.reduce(evolve, this.logged);
+    this.react(failed, []);
+    throw refused;
   }
 
   async start(command: Extract<TurnCommand, { type: 'StartTurn' }>): Promise<void> {
@@ -175,7 +212,8 @@ export class TurnRunner {
     let command: TurnCommand;
     try {
       const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs(this.tenantId) }, this.abort.signal);
-      command = { type: 'RecordModelAnswer', step, ...answer };
+      // Cut before it is decided on: the log and the next model request get the same bounded text.
+      command = { type: 'RecordModelAnswer', step, ...answer, text: truncateText(answer.text, this.deps.maxOutputBytes()) };
     } catch (err) {
       if (this.abort.signal.aborted) return;
       const code = err instanceof ModelError ? err.code : 'model_failed';
@@ -190,12 +228,16 @@ export class TurnRunner {
     let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error' | 'fatal'>;
     try {
       if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
-      result = { ok: true, output: await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId }) };
+      const limit = this.deps.maxOutputBytes();
+      const output = await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId, maxOutputBytes: limit });
+      // Write-ahead holds: what the log records is exactly what the model will be shown.
+      result = { ok: true, output: boundOutput(output, limit) };
     } catch (err) {
       if (this.abort.signal.aborted) return;
       // An error the tool did not type is a crash of the tool: the turn cannot trust what it did.
       const typed = err instanceof ToolError;
-      result = { ok: false, error: { code: typed ? err.code : 'tool_failed', message: (err as Error).message }, fatal: typed ? err.fatal : true };
+      const message = truncateText(String((err as Error)?.message ?? err), this.deps.maxOutputBytes());
+      result = { ok: false, error: { code: typed ? err.code : 'tool_failed', message }, fatal: typed ? err.fatal : true };
     }
     const durationMs = Math.round(performance.now() - started);
     await this.runIfRunning({ type: 'RecordToolResult', step, toolCallId, name, durationMs, ...result });
@@ -205,7 +247,8 @@ export class TurnRunner {
   private async runIfRunning(command: TurnCommand): Promise<void> {
     if (!this.running) return;
     await this.run(command).catch((err) => {
-      if (!(err instanceof SteerlineError && err.code === 'turn_not_running')) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
+      // turn_not_running: it ended meanwhile; payload_too_large: failUnappendable already said so.
+      if (!(err instanceof SteerlineError && (err.code === 'turn_not_running' || err.code === 'payload_too_large'))) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
     });
   }
 

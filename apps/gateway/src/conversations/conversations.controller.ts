@@ -1,9 +1,10 @@
-import { Controller, Get, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import { Controller, Get, Inject, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { z } from 'zod';
-import { ConversationViewSchema, parseBody, type ConversationView } from '@steerline/contracts';
+import { ConversationViewSchema, parseBody } from '@steerline/contracts';
 import { Tenant } from '../auth/auth.guard';
 import { ApiDoc } from '../docs/api-doc';
-import { noteIds, type HttpRequest } from '../http/http.types';
+import { noteIds, type HttpRequest, type HttpResponse } from '../http/http.types';
+import { streamConversation } from './conversation-stream';
 import { JsonBody, UuidPipe } from '../http/params';
 import { EngineClient } from '../nats/engine.client';
 import { ReadModelsClient } from '../nats/read-models.client';
@@ -18,6 +19,8 @@ const TranscriptPage = z.object({ afterMessage: count.optional(), limit: count.o
 /** docs/design.md §5: create a conversation and read it as the model saw it. */
 @Controller('v1/conversations')
 export class ConversationsController {
+  private readonly logger = new Logger('conversations');
+
   constructor(
     @Inject(EngineClient) private readonly engine: EngineClient,
     @Inject(ReadModelsClient) private readonly reads: ReadModelsClient,
@@ -39,14 +42,25 @@ export class ConversationsController {
   @Get(':cid')
   @ApiDoc({
     summary: 'The conversation as the model saw it: turns, messages (the model context, in order) and every steer with its status',
+    description:
+      'The whole conversation in one JSON body, however long: it is streamed page by page from the read models, so its size is not limited by NATS. ' +
+      '`afterMessage` and `limit` select a range of messages; turns and steers are always complete. A failure after the first byte aborts the body (invalid JSON): read again.',
     query: {
       afterMessage: { description: 'skip this many messages (paging)', schema: { type: 'integer', minimum: 0 } },
       limit: { description: 'at most this many messages', schema: { type: 'integer', minimum: 1 } },
     },
-    responses: { 200: { description: 'ConversationView {id, createdAt, turns, messages, steers}', schema: ConversationViewSchema }, 400: 'invalid_request', 404: 'not_found (also for another tenant’s conversation)', 503: 'unavailable' },
+    responses: {
+      200: { description: 'ConversationView {id, createdAt, turns, messages, steers}', schema: ConversationViewSchema },
+      400: 'invalid_request',
+      404: 'not_found (also for another tenant’s conversation)',
+      413: 'payload_too_large: one turn, message or steer alone is larger than the NATS server carries',
+      503: 'unavailable',
+    },
   })
-  read(@Tenant() tenantId: string, @Param('cid', UuidPipe) conversationId: string, @Query() query: unknown): Promise<ConversationView> {
-    const page = parseBody(TranscriptPage, query);
-    return this.reads.conversation({ tenantId, conversationId, ...page });
+  read(@Tenant() tenantId: string, @Param('cid', UuidPipe) conversationId: string, @Query() query: unknown, @Res() res: HttpResponse): Promise<void> {
+    const range = parseBody(TranscriptPage, query);
+    return streamConversation((q) => this.reads.conversation(q), { tenantId, conversationId, ...range }, res, (err) =>
+      this.logger.warn({ msg: 'conversation read aborted after its first page', conversationId, tenantId, error: (err as Error)?.message }),
+    );
   }
 }

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import {
   request,
   type ConversationQuery,
-  type ConversationView,
+  type ConversationPage,
   type Receipt,
   type SteerView,
   type Subjects,
@@ -23,7 +23,8 @@ export class ReadModelsClient {
     @Inject(SUBJECTS) private readonly s: Subjects,
   ) {}
 
-  conversation(query: ConversationQuery): Promise<ConversationView> {
+  /** One page; `next` says where the following one starts. */
+  conversation(query: ConversationQuery): Promise<ConversationPage> {
     return this.query(this.s.queryConversation, query);
   }
 

@@ -28,6 +28,7 @@ export class TurnsController {
       400: 'invalid_request (bad body, unknown or unconfigured model provider)',
       404: 'not_found: no such conversation for this tenant',
       409: 'turn_already_running',
+      413: 'payload_too_large: the body is over 256 KiB (a prompt of 100 000 four-byte characters is), or the command over what NATS carries',
       503: 'unavailable: no engine answers',
     },
   })
@@ -46,7 +47,13 @@ export class TurnsController {
   @Get('turns/:tid')
   @ApiDoc({
     summary: 'A turn: status, steps, steer counts (may lag the log by the projector’s delay)',
-    responses: { 200: { description: 'TurnView {id, conversationId, status, steps, steers: {queued, delivered, dropped}, …}', schema: TurnViewSchema }, 400: 'invalid_request', 404: 'not_found', 503: 'unavailable' },
+    responses: {
+      200: { description: 'TurnView {id, conversationId, status, steps, steers: {queued, delivered, dropped}, …}', schema: TurnViewSchema },
+      400: 'invalid_request',
+      404: 'not_found',
+      413: 'payload_too_large: the turn (prompt and answer) is larger than the NATS server carries',
+      503: 'unavailable',
+    },
   })
   readTurn(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string): Promise<TurnView> {
     return this.reads.turn(tenantId, turnId);

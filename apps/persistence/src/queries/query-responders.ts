@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { ConversationQuery, SteerQuery, SteerlineError, TurnQuery, parseBody, serve, subjects, type Handler } from '@steerline/contracts';
+import { ConversationQuery, ENVELOPE_ROOM_BYTES, SteerQuery, SteerlineError, TurnQuery, maxPayload, parseBody, serve, subjects, type Handler } from '@steerline/contracts';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
 import { ReadQueries } from './read-queries';
@@ -38,10 +38,11 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
       this.subscriptions.push(
         serve(this.nc, subject, this.tracked(handler), {
           queue: s.persistenceQueue,
-          onError: (err) => this.logger.error({ msg: 'query failed', subject, error: String(err) }),
+          onError: (err, context) => this.logger.error({ msg: 'query failed', subject: context.subject, error: String(err), code: (err as SteerlineError).code }),
         }),
       );
-    answer(s.queryConversation, (body) => this.queries.conversation(parseBody(ConversationQuery, body)));
+    // The page budget is read from the connection each time: the server's max_payload, never assumed.
+    answer(s.queryConversation, (body) => this.queries.conversation(parseBody(ConversationQuery, body), maxPayload(this.nc) - ENVELOPE_ROOM_BYTES));
     answer(s.queryTurn, (body) => this.queries.turn(parseBody(TurnQuery, body)));
     answer(s.querySteer, (body) => this.queries.steer(parseBody(SteerQuery, body)));
     answer(s.queryHealth, () => this.health());
