@@ -29,6 +29,6 @@ export class SettlementsController {
   private record(event: SteerlineEventOf<'SteeringDelivered' | 'SteerDropped'>, ctx: JetStreamEventContext, outcome: string): void {
     const { steerId } = event.data;
     this.store.append({ seq: ctx.getStreamSeq(), type: event.type, steerId, turnId: event.turnId, outcome });
-    this.log.log(`steer ${outcome}`, { steerId, turnId: event.turnId, streamSeq: ctx.getStreamSeq(), deliveryCount: ctx.getDeliveryCount() });
+    this.log.log(`steer ${outcome}`, { steerId, turnId: event.turnId, streamSeq: ctx.getStreamSeq(), attempt: ctx.getAttempt() });
   }
 }

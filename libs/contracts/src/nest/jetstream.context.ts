@@ -6,7 +6,7 @@ import type { EventMeta } from '../consumer-kit';
  * sits in the stream. `getStreamSeq()` is the number to store with the
  * handler's effects when it keeps its own checkpoint (`loadCheckpoint`).
  */
-export class JetStreamEventContext extends BaseRpcContext<[EventMeta]> {
+export class JetStreamEventContext extends BaseRpcContext<[EventMeta, number]> {
   getMeta(): EventMeta {
     return this.args[0];
   }
@@ -15,9 +15,14 @@ export class JetStreamEventContext extends BaseRpcContext<[EventMeta]> {
     return this.args[0].streamSeq;
   }
 
-  /** 1 on first delivery; more after a handler threw or the app stopped before the ack. */
-  getDeliveryCount(): number {
-    return this.args[0].deliveryCount;
+  /**
+   * 1 the first time this process hands the event to a handler; 2, 3… each
+   * time again after the handler threw. (JetStream's own `deliveryCount` in
+   * `getMeta()` starts again at 1 when the transport follows again from a failed
+   * event, and after a restart.)
+   */
+  getAttempt(): number {
+    return this.args[1];
   }
 }
 

@@ -62,6 +62,8 @@ export class JetStreamEventsServer extends Server implements CustomTransportStra
   private closing = false;
   private retryDelayMs: number;
   private retryTimer?: NodeJS.Timeout;
+  /** The event whose handler threw last, and how many times in a row. */
+  private failed = { seq: 0, times: 0 };
 
   constructor(private readonly options: JetStreamEventsOptions) {
     super();
@@ -118,7 +120,14 @@ export class JetStreamEventsServer extends Server implements CustomTransportStra
   }
 
   private async dispatch(event: SteerlineEvent, meta: EventMeta): Promise<void> {
-    await this.handleEvent(event.type, { pattern: event.type, data: event }, new JetStreamEventContext([meta]));
+    const attempt = this.failed.seq === meta.streamSeq ? this.failed.times + 1 : 1;
+    try {
+      await this.handleEvent(event.type, { pattern: event.type, data: event }, new JetStreamEventContext([meta, attempt]));
+    } catch (err) {
+      this.failed = { seq: meta.streamSeq, times: attempt };
+      throw err;
+    }
+    this.failed = { seq: 0, times: 0 };
     this.retryDelayMs = this.options.retryDelayMs ?? 1000;
   }
 
