@@ -102,6 +102,8 @@ export class JetStreamEventsServer extends Server implements CustomTransportStra
       onEvent: (event, meta) => this.dispatch(event, meta),
     });
     this.consumer = consumer;
+    // Closed while this start was under way (a retry): stop what it started.
+    if (this.closing) return void (await consumer.stop());
     consumer.done.then(
       () => undefined,
       (err: unknown) => this.retry(types, err),
