@@ -18,6 +18,7 @@ const shared = {
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@nats-io|file-type|load-esm)/)'],
   moduleNameMapper: {
     '^@steerline/contracts$': '<rootDir>/libs/contracts/src/index.ts',
+    '^@steerline/contracts/nest$': '<rootDir>/libs/contracts/src/nest/index.ts',
     '^@steerline/client$': '<rootDir>/libs/client/src/index.ts',
   },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],

@@ -1,4 +1,4 @@
-import { ConsoleLogger } from '@nestjs/common';
+import { createLogger } from '@steerline/contracts';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
@@ -22,7 +22,7 @@ describe('the OpenAPI document the gateway serves at /docs/openapi.json', () => 
 
   beforeAll(async () => {
     // Only the docs are read: a gateway on the real NATS, with nothing behind it.
-    gateway = await startGateway(loadGatewayConfig({ NATS_URL, STEERLINE_PREFIX: uniquePrefix(), PORT: '0' }), { logger: new ConsoleLogger({ logLevels: ['error'] }) });
+    gateway = await startGateway(loadGatewayConfig({ NATS_URL, STEERLINE_PREFIX: uniquePrefix(), PORT: '0' }), { logger: createLogger({ level: 'error' }) });
     doc = (await (await fetch(`${gateway.url}/docs/openapi.json`)).json()) as OpenApi;
   });
   afterAll(() => gateway?.close());
