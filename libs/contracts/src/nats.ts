@@ -128,26 +128,43 @@ export interface StoredEvent {
  * an ordered consumer. Undecodable messages are skipped (the projector keeps them).
  */
 export async function readSubject(js: JetStreamClient, jsm: JetStreamManager, stream: string, subject: string, fromSeq = 1): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = [];
+  for await (const e of streamSubject(js, jsm, stream, subject, { fromSeq })) out.push(e);
+  return out;
+}
+
+/**
+ * `readSubject` one event at a time, for logs too long to hold: the consumer
+ * pulls ahead by at most `bufferMessages`. `onMessage` sees every message's
+ * stream sequence (decodable or not) and the last one it will read up to.
+ */
+export async function* streamSubject(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  stream: string,
+  subject: string,
+  opts: { fromSeq?: number; bufferMessages?: number; onMessage?: (seq: number, last: number) => void } = {},
+): AsyncGenerator<StoredEvent> {
+  const fromSeq = opts.fromSeq ?? 1;
   const last = await lastMessageSeq(jsm, stream, subject);
-  if (last === 0 || last < fromSeq) return [];
+  if (last === 0 || last < fromSeq) return;
   const consumer = await js.consumers.get(stream, {
     filter_subjects: subject,
     deliver_policy: fromSeq > 1 ? DeliverPolicy.StartSequence : DeliverPolicy.All,
     ...(fromSeq > 1 ? { opt_start_seq: fromSeq } : {}),
   });
-  const out: StoredEvent[] = [];
-  const messages = await consumer.consume({ max_messages: 512 });
+  const messages = await consumer.consume({ max_messages: opts.bufferMessages ?? 512 });
   try {
     for await (const m of messages) {
+      opts.onMessage?.(m.seq, last);
       const decoded = decodeEvent(m.data);
-      if (decoded.ok) out.push({ streamSeq: m.seq, subject: m.subject, event: decoded.event });
+      if (decoded.ok) yield { streamSeq: m.seq, subject: m.subject, event: decoded.event };
       if (m.seq >= last) break;
     }
   } finally {
     await messages.close();
     await consumer.delete().catch(() => undefined);
   }
-  return out;
 }
 
 /**
