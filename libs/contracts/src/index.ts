@@ -10,6 +10,7 @@ export * from './transcript';
 export * from './views';
 export * from './invariants';
 export * from './nats';
+export * from './nats-auth';
 export * from './audit';
 export * from './tools';
 export * from './upcasters';

@@ -15,6 +15,7 @@ import { SteerlineError, type ErrorCode } from './errors';
 import { errorReply, okReply, unwrapReply, type Reply } from './commands';
 import type { SteerlineEvent } from './events';
 import { BODY_MAX_BYTES } from './limits';
+import { describeConnectFailure, natsSecurityOptions } from './nats-auth';
 import type { Subjects } from './subjects';
 
 const NANOS_PER_MS = 1_000_000;
@@ -43,10 +44,31 @@ export async function ensureStream(jsm: JetStreamManager, s: Subjects, replicas 
   }
 }
 
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
-  // noAsyncTraces: no Error (with its stack) is built ahead of every request and
-  // subscription timeout in case it fails; failures are mapped to typed errors anyway.
-  return connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: false, noAsyncTraces: true });
+/**
+ * Connects to NATS with the security the environment asks for (see
+ * nats-auth.ts: user/password, token, creds, NKEY seed, TLS, inbox prefix).
+ * A first connection the server refuses fails at once with one line saying
+ * what to check; later drops are retried for ever.
+ */
+export async function connectNats(url: string, name: string, env: Record<string, string | undefined> = process.env): Promise<NatsConnection> {
+  const security = natsSecurityOptions(url, env);
+  try {
+    // noAsyncTraces: no Error (with its stack) is built ahead of every request and
+    // subscription timeout in case it fails; failures are mapped to typed errors anyway.
+    return await connect({
+      servers: url.split(','),
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      waitOnFirstConnect: false,
+      noAsyncTraces: true,
+      // A deployment with subject permissions gives each role its own inboxes (deploy/nats/).
+      ...(env.NATS_INBOX_PREFIX ? { inboxPrefix: env.NATS_INBOX_PREFIX } : {}),
+      ...security,
+    });
+  } catch (err) {
+    throw describeConnectFailure(err, url, env);
+  }
 }
 
 const encoder = new TextEncoder();
