@@ -141,4 +141,20 @@ describe('NATS with TLS and a user per role (deploy/nats/permissions.conf)', () 
     expect(failures[0]).toMatch(/NATS at tls:\/\/127\.0\.0\.1:\d+ refused user engine/);
     expect(failures[0]).not.toContain('wrong');
   });
+
+  it('credentials taken back at run time are logged and make the service unready until they are accepted again', async () => {
+    const gateway = services.find((x) => x.app === 'gateway')!;
+    expect((await fetch(`${api}/readyz`)).status).toBe(200);
+    await nats.rotatePassword('gateway', 'rotated-away');
+    const unready = await eventually(async () => {
+      const res = await fetch(`${api}/readyz`);
+      return res.status === 503 ? ((await res.json()) as { error: { message: string } }) : undefined;
+    }, 15_000, 'the gateway to report itself unready');
+    expect(JSON.stringify(unready)).toMatch(/NATS refuses the credentials/);
+    expect(gateway.lines.filter((l) => l.includes('NATS refuses this service'))).toHaveLength(1);
+
+    await nats.rotatePassword('gateway', undefined);
+    await eventually(async () => ((await fetch(`${api}/readyz`)).status === 200 ? true : undefined), 15_000, 'the gateway to be ready again');
+    expect(gateway.lines.some((l) => l.includes('NATS accepts this service'))).toBe(true);
+  });
 });

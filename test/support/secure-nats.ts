@@ -62,6 +62,25 @@ export class SecureNatsServer {
     return { NATS_URL: this.url, NATS_TLS_CA: this.caFile, NATS_USER: role, NATS_PASSWORD: this.passwords[role], NATS_INBOX_PREFIX: `_INBOX.${role}`, ...overrides };
   }
 
+  /**
+   * Changes a role's password on the running server (its configuration
+   * rewritten and reloaded, as an operator rotating it would); undefined
+   * restores the one its services were given.
+   */
+  async rotatePassword(role: Role, password: string | undefined): Promise<void> {
+    const file = join(this.dir, 'permissions.conf');
+    const variable = `$STEERLINE_NATS_${role.toUpperCase()}_PASSWORD`;
+    const text = readFileSync(join(ROOT, 'deploy/nats/permissions.conf'), 'utf8');
+    writeFileSync(file, password === undefined ? text : text.replace(variable, JSON.stringify(password)));
+    const reloads = this.log.filter((l) => l.includes('Reloaded server configuration')).length;
+    this.child.kill('SIGHUP');
+    const deadline = Date.now() + 10_000;
+    while (this.log.filter((l) => l.includes('Reloaded server configuration')).length === reloads) {
+      if (Date.now() > deadline) throw new Error(`nats-server did not reload:\n${this.log.slice(-10).join('\n')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   async destroy(): Promise<void> {
     if (this.child.exitCode === null) {
       const exited = new Promise((r) => this.child.once('exit', r));

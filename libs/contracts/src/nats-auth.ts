@@ -106,31 +106,41 @@ function redactUrl(url: string): string {
   return url.replace(/\/\/[^@/]*@/g, '//***@');
 }
 
-/**
- * Watches a live connection for the server taking its credentials back
- * (expired, revoked) or refusing a subject: logged once each, and
- * `authProblem` says why readiness must be false until the client is back.
- */
-export class NatsAuthWatch {
-  authProblem: string | undefined;
+const authProblems = new WeakMap<NatsConnection, string>();
 
-  constructor(nc: NatsConnection, log: (record: Record<string, unknown>) => void) {
-    void (async () => {
-      for await (const status of nc.status()) {
-        if (status.type === 'error') {
-          const error = status.error as Error;
-          const auth = error instanceof AuthorizationError || error instanceof UserAuthenticationExpiredError || /authorization|authentication/i.test(error.message);
-          if (auth) {
-            this.authProblem = error.message;
-            log({ msg: 'NATS refused this service\'s credentials; not ready until they are accepted again', error: error.message });
-          } else if (/permissions violation/i.test(error.message)) {
-            log({ msg: 'NATS denied a subject to this service (check its permissions)', error: error.message });
-          }
-        } else if (status.type === 'reconnect') {
-          if (this.authProblem) log({ msg: 'NATS accepts this service\'s credentials again' });
-          this.authProblem = undefined;
+/**
+ * Why NATS currently refuses this connection's credentials (expired, revoked,
+ * changed), or undefined while it accepts them: readiness is false meanwhile.
+ */
+export function natsAuthProblem(nc: NatsConnection): string | undefined {
+  return authProblems.get(nc);
+}
+
+/**
+ * Watches a live connection for the server taking its credentials back or
+ * refusing it a subject, and says so once in the log; the client keeps
+ * reconnecting, so renewed credentials bring the service back by themselves.
+ */
+export function watchNatsAuth(nc: NatsConnection, name: string, log: (record: Record<string, unknown>) => void = logLine): void {
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'error') {
+        const error = status.error;
+        const auth = error instanceof AuthorizationError || error instanceof UserAuthenticationExpiredError || /authorization violation|authentication/i.test(error.message);
+        if (auth) {
+          if (!authProblems.has(nc)) log({ level: 'error', context: name, message: 'NATS refuses this service\'s credentials; not ready until it accepts them again', error: error.message });
+          authProblems.set(nc, error.message);
+        } else if (/permissions violation/i.test(error.message)) {
+          log({ level: 'error', context: name, message: 'NATS denied this service a subject: its permissions (deploy/nats/) lack it', error: error.message });
         }
+      } else if (status.type === 'reconnect' && authProblems.has(nc)) {
+        authProblems.delete(nc);
+        log({ level: 'log', context: name, message: 'NATS accepts this service\'s credentials again' });
       }
-    })().catch(() => undefined);
-  }
+    }
+  })().catch(() => undefined);
+}
+
+function logLine(record: Record<string, unknown>): void {
+  process.stderr.write(`${JSON.stringify(record)}\n`);
 }

@@ -15,7 +15,7 @@ import { SteerlineError, type ErrorCode } from './errors';
 import { errorReply, okReply, unwrapReply, type Reply } from './commands';
 import type { SteerlineEvent } from './events';
 import { BODY_MAX_BYTES } from './limits';
-import { describeConnectFailure, natsSecurityOptions } from './nats-auth';
+import { describeConnectFailure, natsSecurityOptions, watchNatsAuth } from './nats-auth';
 import type { Subjects } from './subjects';
 
 const NANOS_PER_MS = 1_000_000;
@@ -52,16 +52,20 @@ export async function ensureStream(jsm: JetStreamManager, s: Subjects, replicas 
  */
 export async function connectNats(url: string, name: string, env: Record<string, string | undefined> = process.env): Promise<NatsConnection> {
   const security = natsSecurityOptions(url, env);
+  let nc: NatsConnection;
   try {
     // noAsyncTraces: no Error (with its stack) is built ahead of every request and
     // subscription timeout in case it fails; failures are mapped to typed errors anyway.
-    return await connect({
+    nc = await connect({
       servers: url.split(','),
       name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
       waitOnFirstConnect: false,
       noAsyncTraces: true,
+      // Credentials refused after start-up (expired, rotated) are retried like any drop,
+      // with readiness false meanwhile, instead of closing the connection for good.
+      ignoreAuthErrorAbort: true,
       // A deployment with subject permissions gives each role its own inboxes (deploy/nats/).
       ...(env.NATS_INBOX_PREFIX ? { inboxPrefix: env.NATS_INBOX_PREFIX } : {}),
       ...security,
@@ -69,6 +73,8 @@ export async function connectNats(url: string, name: string, env: Record<string,
   } catch (err) {
     throw describeConnectFailure(err, url, env);
   }
+  watchNatsAuth(nc, name);
+  return nc;
 }
 
 const encoder = new TextEncoder();
