@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import readline from 'node:readline';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { jetstream } from '@nats-io/jetstream';
@@ -15,10 +16,12 @@ import { SecureNatsServer, type Role } from '../support/secure-nats';
  */
 const s = subjects('steerline');
 const AUDIT = join(__dirname, '../../dist/scripts/audit.js');
+const TOOL_SERVICE = join(__dirname, '../../dist/examples/tool-service/main.js');
 
 let nats: SecureNatsServer;
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 const services: ServiceProcess[] = [];
+let toolService: ChildProcess | undefined;
 const clients: NatsConnection[] = [];
 let api: string;
 
@@ -52,10 +55,16 @@ beforeAll(async () => {
     const ready = await service.ready(30_000);
     if (app === 'gateway') api = String(/"url":"([^"]+)"/.exec(JSON.stringify(ready))?.[1]);
   }
+  // The example tool service (serveTools), as the tools user.
+  toolService = spawn(process.execPath, [TOOL_SERVICE], { env: { ...process.env, STEERLINE_PREFIX: 'steerline', ...nats.env('tools') }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const toolLines: string[] = [];
+  readline.createInterface({ input: toolService.stdout! }).on('line', (l) => toolLines.push(l));
+  await eventually(() => (toolLines.some((l) => l.includes('"ready"')) ? true : undefined), 15_000, 'the tool service to be ready');
 });
 
 afterAll(async () => {
   for (const nc of clients) await nc.close().catch(() => undefined);
+  toolService?.kill('SIGKILL');
   for (const service of services.reverse()) await service.kill();
   await nats?.destroy();
   await db?.drop();
@@ -64,13 +73,14 @@ afterAll(async () => {
 describe('NATS with TLS and a user per role (deploy/nats/permissions.conf)', () => {
   let cid: string;
 
-  it('the whole product works with those permissions: a steer is delivered end to end and read back', async () => {
+  it('the whole product works with those permissions: a steer is delivered end to end, a remote tool called, the turn read back', async () => {
     const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
       const res = await fetch(`${api}/v1${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
       return { status: res.status, body: (await res.json()) as any };
     };
     cid = (await call('POST', '/conversations')).body.id;
-    const script = [{ tool: { name: 'sleep', args: { ms: 800 } } }, { text: 'done' }];
+    // Steered during the sleep; then a tool of the tool service, over its own user.
+    const script = [{ tool: { name: 'sleep', args: { ms: 800 } } }, { tool: { name: 'word_count', args: { text: 'least privilege works' } } }, { text: 'done' }];
     const turn = await call('POST', `/conversations/${cid}/turns`, { prompt: 'Work securely', model: { provider: 'scripted', script } });
     expect(turn.status).toBe(202);
     const steer = await call('POST', `/turns/${turn.body.turnId}/steers`, { text: 'Mind the permissions' }, { Prefer: 'wait=10' });
@@ -80,10 +90,13 @@ describe('NATS with TLS and a user per role (deploy/nats/permissions.conf)', () 
       return r.status === 200 && r.body.status === 'completed' ? r.body : undefined;
     }, 20_000, 'the turn to complete and be projected');
     expect(done.status).toBe('completed');
+    const consumer = await as('consumer');
+    const log = await readSubject(jetstream(consumer), await jetstreamManager(consumer), s.stream, s.conversationEvents('default', cid));
+    expect(log.find((e) => e.event.type === 'ToolCallFinished' && e.event.data.name === 'word_count')?.event.data).toMatchObject({ ok: true, output: { words: 3 } });
     const ready = await fetch(`${api}/readyz`);
     expect(ready.status).toBe(200);
     // No service was refused anything it does: the allow lists are complete for what ran.
-    expect(nats.log.filter((l) => /Violation/.test(l) && /User "(gateway|engine|persistence)"/.test(l))).toEqual([]);
+    expect(nats.log.filter((l) => /Violation/.test(l) && /User "(gateway|engine|persistence|tools)"/.test(l))).toEqual([]);
   });
 
   it('the audit runs as the consumer role and finds the log clean', async () => {
