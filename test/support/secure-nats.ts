@@ -2,8 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from 'node:net';
-import { freePort } from './processes';
+import { freePort, waitForPort } from './processes';
 
 const ROOT = join(__dirname, '../..');
 export const ROLES = ['gateway', 'engine', 'persistence', 'tools', 'consumer'] as const;
@@ -45,7 +44,9 @@ export class SecureNatsServer {
     const child = spawn(binary, ['-c', join(dir, 'server.conf')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     for (const s of [child.stdout!, child.stderr!]) s.on('data', (d: Buffer) => server.log.push(...d.toString().split('\n').filter(Boolean)));
     server.child = child;
-    await waitForPort(port, () => server.log.join('\n'));
+    await waitForPort(port).catch((err: Error) => {
+      throw new Error(`${err.message}: nats-server said\n${server.log.join('\n')}`);
+    });
     return server;
   }
 
@@ -99,20 +100,4 @@ function makeCertificates(dir: string): void {
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
   openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'ext.cnf');
   if (!readFileSync(join(dir, 'server.pem'), 'utf8').includes('BEGIN CERTIFICATE')) throw new Error('openssl made no server certificate');
-}
-
-async function waitForPort(port: number, log: () => string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nats-server did not listen on ${port}:\n${log()}`);
 }
