@@ -16,6 +16,7 @@ import { SecureNatsServer, type Role } from '../support/secure-nats';
  */
 const s = subjects('steerline');
 const AUDIT = join(__dirname, '../../dist/scripts/audit.js');
+const REBUILD = join(__dirname, '../../dist/scripts/rebuild.js');
 const TOOL_SERVICE = join(__dirname, '../../dist/examples/tool-service/main.js');
 
 let nats: SecureNatsServer;
@@ -102,6 +103,13 @@ describe('NATS with TLS and a user per role (deploy/nats/permissions.conf)', () 
   it('the audit runs as the consumer role and finds the log clean', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [AUDIT, '--prefix', 'steerline', '--settled'], { env: { ...process.env, ...nats.env('consumer') } });
     expect(stdout).toMatch(/audited \d+ events.*: 0 violation\(s\)/);
+  });
+
+  it('the rebuild runs as the persistence role while the service runs', async () => {
+    const env = { ...process.env, ...nats.env('persistence'), STEERLINE_PREFIX: 'steerline', DATABASE_URL: db.url, CI: 'true' };
+    const { stdout } = await promisify(execFile)(process.execPath, [REBUILD], { env });
+    expect(stdout).toContain('rebuild complete');
+    expect(nats.log.filter((l) => /Violation/.test(l) && /User "persistence"/.test(l))).toEqual([]);
   });
 
   it('the gateway user cannot publish into the event subjects', async () => {
