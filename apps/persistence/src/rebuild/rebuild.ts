@@ -62,7 +62,9 @@ export class RebuildInterrupted extends Error {
  *    generation, and follows from the new checkpoint.
  *
  * The generation it replaces is kept until the next rebuild, for comparison
- * or to switch back by hand.
+ * or to switch back by hand. A rebuild that stops before its switch (aborted
+ * through `opts.signal`, or failed) leaves its own generation `abandoned`;
+ * the next rebuild drops it with the other inactive ones.
  */
 export async function rebuildReadModels(config: PersistenceConfig, opts: RebuildOptions = {}): Promise<RebuildReport> {
   const log = opts.log ?? (() => undefined);
