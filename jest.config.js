@@ -25,7 +25,7 @@ const shared = {
 };
 module.exports = {
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,scripts}/**/*.spec.ts'] },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/{e2e,contract}/**/*.spec.ts'], setupFilesAfterEnv: ['<rootDir>/test/support/timeouts.e2e.ts'] },
     // Real processes started, killed and restarted: `npm run test:faults`.
     { ...shared, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.spec.ts'], setupFilesAfterEnv: ['<rootDir>/test/support/timeouts.faults.ts'] },

@@ -114,7 +114,7 @@ export class OwnNatsServer {
   }
 }
 
-async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const ok = await new Promise<boolean>((resolve) => {

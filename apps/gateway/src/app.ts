@@ -4,6 +4,7 @@ import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-ex
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BODY_MAX_BYTES, connectNats, nestLogger, type Logger } from '@steerline/contracts';
 import { AppModule } from './app.module';
+import { securityHeaders } from './auth/security-headers';
 import type { GatewayConfig } from './config';
 import { trackConnections } from './http/connections';
 import { ErrorFilter } from './http/error.filter';
@@ -42,6 +43,7 @@ export async function startGateway(config: GatewayConfig, opts: StartOptions = {
     });
     // First, so even a request the body parser refuses is timed and logged.
     app.use(requestLog(logger, metrics));
+    app.use(securityHeaders());
     // Our own JSON parser, so the size limit is the contract's and non-JSON bodies stay unread.
     app.useBodyParser('json', { limit: BODY_MAX_BYTES, type: JSON_MEDIA_TYPES });
     app.useGlobalFilters(new ErrorFilter());
@@ -49,7 +51,7 @@ export async function startGateway(config: GatewayConfig, opts: StartOptions = {
     const connections = trackConnections(app.getHttpServer());
     await app.listen(config.port, config.host);
     const url = await app.getUrl();
-    if (!config.apiKeys) {
+    if (!config.apiKeys && !config.apiKeysFile) {
       logger.warn({ context: 'gateway', url }, 'STEERLINE_API_KEYS is unset: the API is open to anyone who can reach it, as tenant "default"');
     }
     if (!config.rateLimit) logger.warn({ context: 'gateway', url }, 'STEERLINE_RATE_LIMIT is 0: requests are not rate limited');

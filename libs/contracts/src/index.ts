@@ -13,6 +13,7 @@ export * from './nats';
 export * from './safe-send';
 export * from './output-bound';
 export * from './process-guard';
+export * from './nats-auth';
 export * from './audit';
 export * from './tools';
 export * from './upcasters';

@@ -15,6 +15,7 @@ import { SteerlineError, type ErrorCode } from './errors';
 import { errorReply, okReply, unwrapReply, type Reply } from './commands';
 import type { SteerlineEvent } from './events';
 import { BODY_MAX_BYTES } from './limits';
+import { describeConnectFailure, natsSecurityOptions, watchNatsAuth } from './nats-auth';
 import type { Subjects } from './subjects';
 import { maxPayload, publishSafely, tooLarge } from './safe-send';
 
@@ -44,10 +45,37 @@ export async function ensureStream(jsm: JetStreamManager, s: Subjects, replicas 
   }
 }
 
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
-  // noAsyncTraces: no Error (with its stack) is built ahead of every request and
-  // subscription timeout in case it fails; failures are mapped to typed errors anyway.
-  return connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: false, noAsyncTraces: true });
+/**
+ * Connects to NATS with the security the environment asks for (see
+ * nats-auth.ts: user/password, token, creds, NKEY seed, TLS, inbox prefix).
+ * A first connection the server refuses fails at once with one line saying
+ * what to check; later drops are retried for ever.
+ */
+export async function connectNats(url: string, name: string, env: Record<string, string | undefined> = process.env): Promise<NatsConnection> {
+  const security = natsSecurityOptions(url, env);
+  let nc: NatsConnection;
+  try {
+    // noAsyncTraces: no Error (with its stack) is built ahead of every request and
+    // subscription timeout in case it fails; failures are mapped to typed errors anyway.
+    nc = await connect({
+      servers: url.split(','),
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      waitOnFirstConnect: false,
+      noAsyncTraces: true,
+      // Credentials refused after start-up (expired, rotated) are retried like any drop,
+      // with readiness false meanwhile, instead of closing the connection for good.
+      ignoreAuthErrorAbort: true,
+      // A deployment with subject permissions gives each role its own inboxes (deploy/nats/).
+      ...(env.NATS_INBOX_PREFIX ? { inboxPrefix: env.NATS_INBOX_PREFIX } : {}),
+      ...security,
+    });
+  } catch (err) {
+    throw describeConnectFailure(err, url, env);
+  }
+  watchNatsAuth(nc, name);
+  return nc;
 }
 
 const encoder = new TextEncoder();
@@ -161,26 +189,43 @@ export interface StoredEvent {
  * an ordered consumer. Undecodable messages are skipped (the projector keeps them).
  */
 export async function readSubject(js: JetStreamClient, jsm: JetStreamManager, stream: string, subject: string, fromSeq = 1): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = [];
+  for await (const e of streamSubject(js, jsm, stream, subject, { fromSeq })) out.push(e);
+  return out;
+}
+
+/**
+ * `readSubject` one event at a time, for logs too long to hold: the consumer
+ * pulls ahead by at most `bufferMessages`. `onMessage` sees every message's
+ * stream sequence (decodable or not) and the last one it will read up to.
+ */
+export async function* streamSubject(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  stream: string,
+  subject: string,
+  opts: { fromSeq?: number; bufferMessages?: number; onMessage?: (seq: number, last: number) => void } = {},
+): AsyncGenerator<StoredEvent> {
+  const fromSeq = opts.fromSeq ?? 1;
   const last = await lastMessageSeq(jsm, stream, subject);
-  if (last === 0 || last < fromSeq) return [];
+  if (last === 0 || last < fromSeq) return;
   const consumer = await js.consumers.get(stream, {
     filter_subjects: subject,
     deliver_policy: fromSeq > 1 ? DeliverPolicy.StartSequence : DeliverPolicy.All,
     ...(fromSeq > 1 ? { opt_start_seq: fromSeq } : {}),
   });
-  const out: StoredEvent[] = [];
-  const messages = await consumer.consume({ max_messages: 512 });
+  const messages = await consumer.consume({ max_messages: opts.bufferMessages ?? 512 });
   try {
     for await (const m of messages) {
+      opts.onMessage?.(m.seq, last);
       const decoded = decodeEvent(m.data);
-      if (decoded.ok) out.push({ streamSeq: m.seq, subject: m.subject, event: decoded.event });
+      if (decoded.ok) yield { streamSeq: m.seq, subject: m.subject, event: decoded.event };
       if (m.seq >= last) break;
     }
   } finally {
     await messages.close();
     await consumer.delete().catch(() => undefined);
   }
-  return out;
 }
 
 /** Direct gets before a conversation read switches to a consumer: a first turn's history is a handful. */

@@ -211,7 +211,8 @@ function safeDecode(data: Uint8Array): unknown {
 
 /** Collects every description that answers one describe request within `windowMs`. */
 export async function describeTools(nc: NatsConnection, prefix: string, windowMs: number): Promise<ToolServiceDescription[]> {
-  const inbox = createInbox();
+  // The connection's own inbox prefix: under subject permissions (deploy/nats/) a role may subscribe to its inboxes only.
+  const inbox = createInbox((nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
   const found: ToolServiceDescription[] = [];
   const sub = nc.subscribe(inbox, {
     callback: (_err, msg) => {

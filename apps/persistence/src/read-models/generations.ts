@@ -109,6 +109,11 @@ export async function inactiveGenerations(db: EntityManager): Promise<Generation
   return rows.map(toGeneration);
 }
 
+/** Marks a generation a rebuild gave up on; the next rebuild drops it with the other inactive ones. */
+export async function abandonGeneration(db: EntityManager, generation: Generation): Promise<void> {
+  await db.query(`UPDATE public.projection_generations SET status = 'abandoned' WHERE id = $1 AND status = 'building'`, [generation.id]);
+}
+
 export async function dropGeneration(db: EntityManager, generation: Generation): Promise<void> {
   await db.query(`DROP SCHEMA IF EXISTS ${quoteIdentifier(generation.schema)} CASCADE`);
   await db.query('DELETE FROM public.projection_generations WHERE id = $1', [generation.id]);
