@@ -104,7 +104,7 @@ describe('npm run demo in a terminal', () => {
     expect(text).toMatch(/receipt for "please also update the changelog" \(yours\): (queued|delivered)/);
     expect(text).toMatch(/#\d (delivered|dropped) +(\(\w+\) )?"please also update the changelog"/);
     expect(end.find((r) => r.startsWith('[done]'))).toBeDefined();
-  });
+  }, 90_000);
 });
 
 function run(command: string, args: string[]): Promise<string> {

@@ -94,8 +94,8 @@ describe('examples/nest-consumer: a Nest app with @EventPattern handlers on the 
     expect(settlements).toHaveLength(6);
     const lastSeq = Math.max(...settlements.map((s) => s.streamSeq));
     await eventually(() => ((store.lastSeq() ?? 0) >= lastSeq ? true : undefined), 15_000, 'the consumer to record the last settlement');
-    const info = await stack.nats.jsm.consumers.info(stack.nats.s.stream, DURABLE);
-    expect(info.num_ack_pending).toBe(0);
+    // The ack follows the handler's return: wait for it rather than race it.
+    await eventually(async () => ((await stack.nats.jsm.consumers.info(stack.nats.s.stream, DURABLE)).num_ack_pending === 0 ? true : undefined), 15_000, 'the last settlement to be acked');
 
     const records = store.records();
     expect(records.map((r) => r.steerId).sort()).toEqual([...steerIds].sort());
