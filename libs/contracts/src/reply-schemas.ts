@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BOUNDARIES, DROP_REASONS } from './events';
 import { ERROR_CODES } from './errors';
 import { ReceiptSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
+import { ConversationPageSchema } from './conversation-list';
 import { TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema } from './models';
 import type { ChatMessage } from './transcript';
@@ -86,6 +87,7 @@ export const ReplyDataSchemas = {
   withdraw: ReceiptSchema,
   cancel: z.object({ accepted: z.literal(true) }),
   queryConversation: ConversationViewSchema,
+  queryConversations: ConversationPageSchema,
   queryTurn: TurnViewSchema,
   querySteer: ReceiptSchema,
   queryHealth: HealthReplySchema,

@@ -2,7 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   request,
+  type ConversationPage,
   type ConversationQuery,
+  type ConversationsQuery,
   type ConversationView,
   type Receipt,
   type SteerView,
@@ -25,6 +27,10 @@ export class ReadModelsClient {
 
   conversation(query: ConversationQuery): Promise<ConversationView> {
     return this.query(this.s.queryConversation, query);
+  }
+
+  conversations(query: ConversationsQuery): Promise<ConversationPage> {
+    return this.query(this.s.queryConversations, query);
   }
 
   turn(tenantId: string, turnId: string): Promise<TurnView> {
