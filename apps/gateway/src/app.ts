@@ -6,6 +6,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { BODY_MAX_BYTES, connectNats } from '@steerline/contracts';
 import { AppModule } from './app.module';
 import type { GatewayConfig } from './config';
+import { consoleAssets } from './console/console-assets';
 import { trackConnections } from './http/connections';
 import { ErrorFilter } from './http/error.filter';
 import { JSON_MEDIA_TYPES } from './http/params';
@@ -44,6 +45,8 @@ export async function startGateway(config: GatewayConfig, opts: StartOptions = {
     // First, so even a request the body parser refuses is timed and logged.
     app.use(requestLog(logger, metrics));
     // Our own JSON parser, so the size limit is the contract's and non-JSON bodies stay unread.
+    // The console is files, not API: outside Nest's routes, the auth guard and /docs.
+    app.use('/console', consoleAssets(config.consoleDir));
     app.useBodyParser('json', { limit: BODY_MAX_BYTES, type: JSON_MEDIA_TYPES });
     app.useGlobalFilters(new ErrorFilter());
     app.disable('x-powered-by');
