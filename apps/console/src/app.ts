@@ -39,10 +39,13 @@ export function App(): VNode<any> {
 
   const fail = (err: unknown) => setStatus(describeError(err));
 
+  // Conversations made here, kept at the top until the read models (a little behind the log) list them.
+  const made = useRef<ConversationSummary[]>([]);
   const loadList = async (before?: string) => {
     try {
       const page = await api.client.listConversations({ limit: 20, before });
-      setConversations((old) => (before ? [...old, ...page.conversations] : page.conversations));
+      made.current = made.current.filter((m) => !page.conversations.some((c) => c.id === m.id));
+      setConversations((old) => (before ? [...old, ...page.conversations] : [...made.current, ...page.conversations]));
       setNext(page.next);
     } catch (err) {
       fail(err);
@@ -65,7 +68,10 @@ export function App(): VNode<any> {
       clearTimeout(timer);
       timer = setTimeout(() => {
         api.client.getConversation(selected).then((v) => !abort.signal.aborted && setTranscript(v), () => undefined);
-        timer = setTimeout(() => api.client.getConversation(selected).then((v) => !abort.signal.aborted && setTranscript(v), () => undefined), 1000);
+        timer = setTimeout(() => {
+          api.client.getConversation(selected).then((v) => !abort.signal.aborted && setTranscript(v), () => undefined);
+          void loadList();
+        }, 1000);
       }, 200);
     };
     api.client.getConversation(selected).then(setTranscript, fail);
@@ -93,13 +99,15 @@ export function App(): VNode<any> {
 
   const running = runningTurn(timeline) ?? (startedTurn && !timeline.turns.some((t) => t.turnId === startedTurn && t.status !== 'running') ? { turnId: startedTurn } : undefined);
 
-  const conversation = async (): Promise<string> => {
-    if (selected) return selected;
+  const newConversation = async (): Promise<string> => {
     const { id } = await api.client.createConversation();
+    const summary = { id, createdAt: new Date().toISOString(), messageCount: 0 };
+    made.current = [summary, ...made.current];
+    setConversations((old) => [summary, ...old]);
     setSelected(id);
-    void loadList();
     return id;
   };
+  const conversation = async (): Promise<string> => selected ?? newConversation();
 
   const send = async () => {
     const body = text.trim();
@@ -114,7 +122,6 @@ export function App(): VNode<any> {
         const { turnId } = await api.client.startTurn(cid, { prompt: body, model: modelSpec(model) as never });
         setStartedTurn(turnId);
         setStatus('Turn started');
-        void loadList();
       }
       setText('');
     } catch (err) {
@@ -178,7 +185,7 @@ export function App(): VNode<any> {
       selected,
       hasMore: next !== undefined,
       onSelect: setSelected,
-      onNew: () => api.client.createConversation().then(({ id }) => (setSelected(id), loadList()), fail),
+      onNew: () => newConversation().catch(fail),
       onMore: () => void loadList(next),
     }),
     h(
