@@ -57,6 +57,7 @@ describe('the console in a real browser', () => {
     const composer = page.locator('#composer-text');
     const receipt = page.getByTestId('receipt');
 
+    await page.getByText('Model for new turns').click();
     await page.locator('#script').fill(JSON.stringify([sleep(2000), sleep(2500), sleep(2500), { text: 'the answer' }]));
     await composer.fill('Write a report');
     await composer.press('Enter');

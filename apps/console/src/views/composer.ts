@@ -62,9 +62,9 @@ export function Composer(p: ComposerProps): VNode<any> {
     h('p', { id: 'composer-hint', class: 'hint' }, `${hint}; Shift+Enter adds a line; Alt+Enter queues a follow-up turn.`),
     h('div', { class: 'buttons' }, h('button', { type: 'submit' }, p.running ? 'Steer' : 'Start turn'), h('button', { type: 'button', onClick: p.onQueue }, 'Queue follow-up turn')),
     h(
-      'fieldset',
+      'details',
       { class: 'model' },
-      h('legend', null, 'Model for new turns'),
+      h('summary', null, `Model for new turns: ${p.model.provider}${p.model.provider === 'scripted' ? ' (demo script)' : ` ${p.model.name}`}`),
       h('label', { for: 'provider' }, 'Provider'),
       h(
         'select',
