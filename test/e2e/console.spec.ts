@@ -17,6 +17,7 @@ describe('the console in a real browser', () => {
   let port: number;
   const problems: string[] = [];
   const pages: Page[] = [];
+  // Each step's sleep leaves the page seconds to act within it, on a busy machine too.
   const startConsoleGateway = async (env: Record<string, string> = {}) =>
     startGateway(loadGatewayConfig({ ...stack.env, HOST: '127.0.0.1', PORT: String(port), ...env }), { logger: jsonLogger(['error']) });
 
@@ -58,7 +59,7 @@ describe('the console in a real browser', () => {
     const receipt = page.getByTestId('receipt');
 
     await page.getByText('Model for new turns').click();
-    await page.locator('#script').fill(JSON.stringify([sleep(2000), sleep(2500), sleep(2500), { text: 'the answer' }]));
+    await page.locator('#script').fill(JSON.stringify([sleep(3000), sleep(4000), sleep(3000), { text: 'the answer' }]));
     await composer.fill('Write a report');
     await composer.press('Enter');
     await page.locator('[data-tool][data-state="running"]').first().waitFor();
@@ -67,7 +68,7 @@ describe('the console in a real browser', () => {
     // Enter steers the running turn; its receipt goes from queued to delivered at step 1's boundary.
     await composer.fill('go left');
     await composer.press('Enter');
-    await expect(receipt.textContent()).resolves.toMatch(/go left.*queued at position 1/);
+    await eventually(async () => /go left.*queued at position 1/.test((await receipt.textContent()) ?? ''), 5_000, 'the receipt to say queued');
     await page.getByText(/delivered at step 1/).first().waitFor({ timeout: 10_000 });
     await eventually(async () => /go left.*delivered at step 1/.test((await receipt.textContent()) ?? ''), 5_000, 'the receipt to say delivered');
     // In the transcript the steer comes after step 1's tool result.
@@ -85,8 +86,8 @@ describe('the console in a real browser', () => {
     await page.getByRole('button', { name: 'Withdraw steer 2' }).click();
     await page.locator('[data-status="dropped"]', { hasText: 'dropped: withdrawn' }).waitFor();
     await page.getByRole('button', { name: 'Resend steer 2' }).click();
-    await expect(composer.inputValue()).resolves.toBe('never mind');
-    await expect(page.evaluate<string | undefined>('document.activeElement?.id')).resolves.toBe('composer-text');
+    await eventually(async () => (await composer.inputValue()) === 'never mind', 5_000, 'the text back in the composer');
+    await eventually(async () => (await page.evaluate<string | undefined>('document.activeElement?.id')) === 'composer-text', 5_000, 'the composer focused');
 
     // The gateway stops and starts again on the same port: the page's stream resumes from Last-Event-ID.
     expect(await page.locator('[data-kind="end"]').count()).toBe(0);
