@@ -17,7 +17,6 @@ describe('the console in a real browser', () => {
   let port: number;
   const problems: string[] = [];
   const pages: Page[] = [];
-  // Each step's sleep leaves the page seconds to act within it, on a busy machine too.
   const startConsoleGateway = async (env: Record<string, string> = {}) =>
     startGateway(loadGatewayConfig({ ...stack.env, HOST: '127.0.0.1', PORT: String(port), ...env }), { logger: jsonLogger(['error']) });
 
@@ -58,6 +57,7 @@ describe('the console in a real browser', () => {
     const composer = page.locator('#composer-text');
     const receipt = page.getByTestId('receipt');
 
+    // Each step's sleep leaves the page seconds to act within it, on a busy machine too.
     await page.getByText('Model for new turns').click();
     await page.locator('#script').fill(JSON.stringify([sleep(3000), sleep(4000), sleep(3000), { text: 'the answer' }]));
     await composer.fill('Write a report');
@@ -107,6 +107,21 @@ describe('the console in a real browser', () => {
     await page.getByText(/Turn completed: the answer/).waitFor();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('serves the console’s own files only, with a self-only Content-Security-Policy, outside the API key check', async () => {
+    gateway = await startConsoleGateway({ STEERLINE_API_KEYS: 'some-key:tenant' });
+    const base = `http://127.0.0.1:${port}/console`;
+    const script = await fetch(`${base}/console.js`);
+    expect([script.status, script.headers.get('content-type'), script.headers.get('x-content-type-options')]).toEqual([200, 'text/javascript; charset=utf-8', 'nosniff']);
+    expect(script.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+    const page = await (await fetch(`${base}/`)).text();
+    expect(page).toContain('<script src="/console/console.js" defer></script>');
+    expect(page).not.toMatch(/<script>|<style>| style=|https?:\/\//);
+    for (const path of ['/nope.js', '/..%2Fpackage.json', '/%2e%2e%2fREADME.md']) {
+      const res = await fetch(`${base}${path}`);
+      expect([path, res.status]).toEqual([path, 404]);
+    }
+  });
 
   it('asks for an API key where the gateway has keys, keeps it for the tab, and asks again on a 401', async () => {
     const key = `k${uuidv7().slice(-12)}`;
