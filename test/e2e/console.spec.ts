@@ -68,6 +68,7 @@ describe('the console in a real browser', () => {
     // Enter steers the running turn; its receipt goes from queued to delivered at step 1's boundary.
     await composer.fill('go left');
     await composer.press('Enter');
+    expect(await receipt.getAttribute('aria-live')).toBe('polite');
     await eventually(async () => /go left.*queued at position 1/.test((await receipt.textContent()) ?? ''), 5_000, 'the receipt to say queued');
     await page.getByText(/delivered at step 1/).first().waitFor({ timeout: 10_000 });
     await eventually(async () => /go left.*delivered at step 1/.test((await receipt.textContent()) ?? ''), 5_000, 'the receipt to say delivered');
@@ -83,14 +84,19 @@ describe('the console in a real browser', () => {
     if (process.env.CONSOLE_SCREENSHOT) await page.screenshot({ path: process.env.CONSOLE_SCREENSHOT, fullPage: true });
     const violations = await axeViolations(page);
     expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
-    await page.getByRole('button', { name: 'Withdraw steer 2' }).click();
+    // From the keyboard: the buttons are real buttons, so focus and Enter (or Space) work.
+    await page.getByRole('button', { name: 'Withdraw steer 2' }).focus();
+    await page.keyboard.press('Enter');
     await page.locator('[data-status="dropped"]', { hasText: 'dropped: withdrawn' }).waitFor();
-    await page.getByRole('button', { name: 'Resend steer 2' }).click();
+    await page.getByRole('button', { name: 'Resend steer 2' }).focus();
+    await page.keyboard.press('Space');
     await eventually(async () => (await composer.inputValue()) === 'never mind', 5_000, 'the text back in the composer');
     await eventually(async () => (await page.evaluate<string | undefined>('document.activeElement?.id')) === 'composer-text', 5_000, 'the composer focused');
 
     // The gateway stops and starts again on the same port: the page's stream resumes from Last-Event-ID.
     expect(await page.locator('[data-kind="end"]').count()).toBe(0);
+    const streamRequests: (string | undefined)[] = [];
+    page.on('request', (r) => r.url().endsWith(`/v1/conversations/${cid}/events`) && streamRequests.push(r.headers()['last-event-id']));
     await gateway.close();
     gateway = await startConsoleGateway();
     await page.locator('[data-kind="end"]').waitFor({ timeout: 20_000 });
@@ -105,6 +111,10 @@ describe('the console in a real browser', () => {
       end: 1,
     });
     await page.getByText(/Turn completed: the answer/).waitFor();
+    // The page asked the new gateway for what came after the last event it had, not for everything.
+    const resumedAfter = Number(streamRequests.at(-1));
+    expect(resumedAfter).toBeGreaterThan(0);
+    expect(log.some((e) => e.streamSeq > resumedAfter)).toBe(true);
     expect(problems).toEqual([]);
   }, 60_000);
 
