@@ -12,7 +12,7 @@ export interface Announcer {
  * without saying it, except approvals still waiting.
  */
 export function announcementsFor(a: Announcer, t: Timeline): string[] {
-  const quiet = a.seen.size === 0 && !a.seen.has('#primed');
+  const quiet = !a.seen.has('#primed');
   const out: string[] = [];
   for (const turn of t.turns) {
     for (const s of Object.values(turn.steers)) {

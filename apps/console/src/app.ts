@@ -31,7 +31,8 @@ export function App(): VNode<any> {
   const [status, setStatus] = useState('');
   const [text, setText] = useState('');
   const [model, setModel] = useState<ModelChoice>({ provider: 'scripted', name: '', script: JSON.stringify(DEMO_SCRIPT) });
-  const [startedTurn, setStartedTurn] = useState<string | undefined>(undefined);
+  // The turn this page started, until its TurnStarted arrives on the stream: Enter steers it already.
+  const [startedTurn, setStartedTurn] = useState<{ conversationId: string; turnId: string } | undefined>(undefined);
   const [lastSteer, setLastSteer] = useState<Receipt | undefined>(undefined);
   const textarea = useRef<HTMLTextAreaElement>(null);
   const announcer = useRef<Announcer>({ seen: new Map() });
@@ -97,7 +98,8 @@ export function App(): VNode<any> {
     if (said.length) setAnnouncement(said.join(' '));
   }, [timeline]);
 
-  const running = runningTurn(timeline) ?? (startedTurn && !timeline.turns.some((t) => t.turnId === startedTurn && t.status !== 'running') ? { turnId: startedTurn } : undefined);
+  const pending = startedTurn?.conversationId === selected && !timeline.turns.some((t) => t.turnId === startedTurn?.turnId) ? startedTurn : undefined;
+  const running = runningTurn(timeline) ?? pending;
 
   const newConversation = async (): Promise<string> => {
     const { id } = await api.client.createConversation();
@@ -119,8 +121,8 @@ export function App(): VNode<any> {
         setLastSteer(receipt);
         setStatus(`Steer ${receipt.position} ${receipt.status}`);
       } else {
-        const { turnId } = await api.client.startTurn(cid, { prompt: body, model: modelSpec(model) as never });
-        setStartedTurn(turnId);
+        const { turnId } = await api.client.startTurn(cid, { prompt: body, model: modelSpec(model) });
+        setStartedTurn({ conversationId: cid, turnId });
         setStatus('Turn started');
       }
       setText('');
@@ -136,7 +138,7 @@ export function App(): VNode<any> {
       const cid = await conversation();
       const queued = await api.queueTurn(cid, { prompt: body, model: modelSpec(model) });
       setStatus(queued.status === 'queued' ? `Follow-up turn queued at position ${queued.position}` : 'Turn started');
-      if (queued.status !== 'queued') setStartedTurn(queued.turnId);
+      if (queued.status !== 'queued') setStartedTurn({ conversationId: cid, turnId: queued.turnId });
       setText('');
     } catch (err) {
       fail(err);

@@ -1,4 +1,5 @@
 import { h, type RefObject, type VNode } from 'preact';
+import type { StartTurnInput } from '@steerline/client';
 
 /** The default demo: two sleeps, time enough to type a steer while the tool runs, then an answer. */
 export const DEMO_SCRIPT = [
@@ -87,7 +88,8 @@ export function Composer(p: ComposerProps): VNode<any> {
 }
 
 /** The turn's model as the API takes it; throws on a script that is not JSON. */
-export function modelSpec(choice: ModelChoice): object {
+export function modelSpec(choice: ModelChoice): StartTurnInput['model'] {
   if (choice.provider === 'scripted') return { provider: 'scripted', script: JSON.parse(choice.script) as unknown[] };
-  return { provider: choice.provider, name: choice.name };
+  // `anthropic` is checked by the server (DESIGN §8.1); the client's types may not list it yet.
+  return { provider: choice.provider, name: choice.name } as StartTurnInput['model'];
 }
