@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { isTerminalTurnEvent, uuidv7 } from '@steerline/contracts';
 import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
+import { defaultConsoleDir } from '../../apps/gateway/src/console/console-assets';
 import { jsonLogger } from '../../apps/gateway/src/logger';
 import { axeViolations, launchChromium } from '../support/browser';
 import { eventually } from '../support/env';
@@ -31,6 +32,8 @@ describe('the console in a real browser', () => {
   };
 
   beforeAll(async () => {
+    // npm test builds first; a lone `npx jest` of this file needs `npm run build` before it.
+    if (!defaultConsoleDir()) throw new Error('dist/console is missing: run `npm run build` first');
     stack = await startStack();
     browser = await launchChromium();
   });
