@@ -135,7 +135,7 @@ async function main() {
   if (stopping) return;
   const gateway = records[SERVICES.findIndex((spec) => spec.announcesUrl)];
   const url = typeof gateway?.url === 'string' ? gateway.url : (gateway?.message?.url ?? defaultGatewayUrl);
-  process.stdout.write(`\nSteerline is ready: ${url}\n\n`);
+  process.stdout.write(`\nSteerline is ready: ${url}\nThe console: ${url.replace(/\/+$/, '')}/console\n\n`);
 }
 
 /** A second `npm start` would otherwise crash-loop its gateway on EADDRINUSE. */

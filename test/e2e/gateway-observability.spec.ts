@@ -72,6 +72,7 @@ describe('metrics, OpenAPI docs and request logs', () => {
         'GET /healthz',
         'GET /metrics',
         'GET /readyz',
+        'GET /v1/conversations',
         'GET /v1/conversations/{cid}',
         'GET /v1/conversations/{cid}/events',
         'GET /v1/turns/{tid}',

@@ -6,6 +6,7 @@ import { BODY_MAX_BYTES, connectNats, nestLogger, type Logger } from '@steerline
 import { AppModule } from './app.module';
 import { securityHeaders } from './auth/security-headers';
 import type { GatewayConfig } from './config';
+import { consoleAssets } from './console/console-assets';
 import { trackConnections } from './http/connections';
 import { ErrorFilter } from './http/error.filter';
 import { JSON_MEDIA_TYPES } from './http/params';
@@ -45,6 +46,8 @@ export async function startGateway(config: GatewayConfig, opts: StartOptions = {
     app.use(requestLog(logger, metrics));
     app.use(securityHeaders());
     // Our own JSON parser, so the size limit is the contract's and non-JSON bodies stay unread.
+    // The console is files, not API: outside Nest's routes, the auth guard and /docs.
+    app.use('/console', consoleAssets(config.consoleDir));
     app.useBodyParser('json', { limit: BODY_MAX_BYTES, type: JSON_MEDIA_TYPES });
     app.useGlobalFilters(new ErrorFilter());
     app.disable('x-powered-by');

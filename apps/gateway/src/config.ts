@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_PREFIX, subjects } from '@steerline/contracts';
 import { parseApiKeys } from './auth/api-keys';
 import { readApiKeyFile } from './auth/api-keys-file';
+import { defaultConsoleDir } from './console/console-assets';
 
 /** The gateway's whole configuration (docs/design.md §7), validated once at start-up. */
 export interface GatewayConfig {
@@ -17,6 +18,8 @@ export interface GatewayConfig {
   rateLimit: RateLimit | undefined;
   /** How often an idle event stream gets a comment line, so proxies keep it open. */
   sseHeartbeatMs: number;
+  /** The console's built files (served at /console); undefined: not built, /console answers 404. */
+  consoleDir: string | undefined;
 }
 
 export interface RateLimit {
@@ -61,6 +64,7 @@ const EnvSchema = z.object({
   // Generous defaults: the limit is there to stop a runaway client, not to meter a normal one.
   STEERLINE_RATE_LIMIT: number('a number of requests per second (0 turns the limit off)', '100', (n) => n >= 0),
   STEERLINE_RATE_BURST: number('a positive number of requests', '', (n) => n >= 1),
+  STEERLINE_CONSOLE_DIR: z.string().trim().min(1, 'must not be empty').optional(),
   STEERLINE_SSE_HEARTBEAT_MS: number('an integer from 100 to 300000', '15000', (n) => Number.isInteger(n) && n >= 100 && n <= 300_000),
 });
 
@@ -115,5 +119,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string
     apiKeysFile: e.STEERLINE_API_KEYS_FILE,
     rateLimit,
     sseHeartbeatMs: e.STEERLINE_SSE_HEARTBEAT_MS ?? 15_000,
+    consoleDir: e.STEERLINE_CONSOLE_DIR ?? defaultConsoleDir(),
   };
 }

@@ -1,8 +1,8 @@
-import type { Boundary, ConversationView, DropReason, ModelSpec, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
+import type { Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, ModelSpec, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
 
 // Type-only imports: the client has no run-time dependency on the contracts
 // (nor on NATS or zod); only `fetch`, which Node 18+ and browsers have.
-export type { Boundary, ConversationView, DropReason, ModelSpec, SteerlineEvent, TurnLimits, TurnView };
+export type { Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, ModelSpec, SteerlineEvent, TurnLimits, TurnView };
 
 interface ReceiptBase {
   steerId: string;
@@ -65,6 +65,17 @@ export interface EventsOptions {
   signal?: AbortSignal;
   /** Pause before reconnecting after a dropped stream, in ms (default 500, doubling up to 10 s). */
   reconnectDelayMs?: number;
+  /**
+   * Live messages (`ModelDelta`, `ToolProgress`: no log position, never replayed)
+   * are handed here as they arrive; without it they are skipped.
+   */
+  onLive?: (message: LiveMessage) => void;
   /** Give up after this many reconnects in a row without a new event (default: never). */
   maxReconnects?: number;
+}
+
+/** A message of the stream that is not in the log: its SSE `event` name and parsed `data`. */
+export interface LiveMessage {
+  type: string;
+  data: unknown;
 }

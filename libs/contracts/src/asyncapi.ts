@@ -10,6 +10,7 @@ import {
   TurnQuery,
   WithdrawSteerCommand,
 } from './commands';
+import { ConversationsQuery } from './conversation-list';
 import { eventConsumerConfig } from './consumer-kit';
 import { EVENT_TYPES, type EventType } from './events';
 import { eventJsonSchema, readerJsonSchema, type JsonSchema } from './json-schema';
@@ -79,6 +80,7 @@ function requestSpecs(): RequestSpec[] {
     { id: 'withdrawSteer', subject: p.withdraw(TURN), summary: 'Withdraw a queued steer (SteerDropped withdrawn).', request: WithdrawSteerCommand, reply: r.withdraw },
     { id: 'cancelTurn', subject: p.cancel(TURN), summary: 'Cancel a running turn; a full queue never blocks it.', request: CancelTurnCommand, reply: r.cancel },
     { id: 'queryConversation', subject: p.queryConversation, summary: 'The conversation read model: transcript, turns, steers.', request: ConversationQuery, reply: r.queryConversation, queue: p.persistenceQueue },
+    { id: 'queryConversations', subject: p.queryConversations, summary: 'The tenant’s conversations, newest first, a page at a time (keyset cursor).', request: ConversationsQuery, reply: r.queryConversations, queue: p.persistenceQueue },
     { id: 'queryTurn', subject: p.queryTurn, summary: 'One turn’s read model.', request: TurnQuery, reply: r.queryTurn, queue: p.persistenceQueue },
     { id: 'querySteer', subject: p.querySteer, summary: 'One steer’s receipt.', request: SteerQuery, reply: r.querySteer, queue: p.persistenceQueue },
     { id: 'queryHealth', subject: p.queryHealth, summary: 'The projector’s checkpoint and lag.', request: z.object({}), reply: r.queryHealth, queue: p.persistenceQueue },

@@ -8,6 +8,7 @@ export * from './decode';
 export * from './commands';
 export * from './transcript';
 export * from './views';
+export * from './conversation-list';
 export * from './invariants';
 export * from './nats';
 export * from './safe-send';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BOUNDARIES, DROP_REASONS } from './events';
 import { ERROR_CODES } from './errors';
 import { ConversationCursorSchema, ReceiptSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
+import { ConversationListPageSchema } from './conversation-list';
 import { TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema } from './models';
 import type { ChatMessage } from './transcript';
@@ -89,6 +90,7 @@ export const ReplyDataSchemas = {
   withdraw: ReceiptSchema,
   cancel: z.object({ accepted: z.literal(true) }),
   queryConversation: ConversationPageSchema,
+  queryConversations: ConversationListPageSchema,
   queryTurn: TurnViewSchema,
   querySteer: ReceiptSchema,
   queryHealth: HealthReplySchema,

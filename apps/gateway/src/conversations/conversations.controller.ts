@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { z } from 'zod';
-import { ConversationViewSchema, parseBody } from '@steerline/contracts';
+import { CONVERSATIONS_PAGE_MAX, ConversationListPageSchema, ConversationViewSchema, ConversationsQuery, parseBody, type ConversationListPage } from '@steerline/contracts';
 import { Tenant } from '../auth/auth.guard';
 import { ApiDoc } from '../docs/api-doc';
 import { noteIds, type HttpRequest, type HttpResponse } from '../http/http.types';
@@ -15,6 +15,7 @@ const CreateConversationBody = z.object({}).strict();
 // Other query parameters are ignored, as caches and proxies add their own.
 const count = z.string().regex(/^\d{1,9}$/, 'must be a non-negative integer').transform(Number);
 const TranscriptPage = z.object({ afterMessage: count.optional(), limit: count.optional() });
+const ListPage = z.object({ limit: count.optional(), before: z.string().optional() });
 
 /** docs/design.md §5: create a conversation and read it as the model saw it. */
 @Controller('v1/conversations')
@@ -37,6 +38,20 @@ export class ConversationsController {
     const created = await this.engine.createConversation({ tenantId });
     noteIds(req, { conversationId: created.id });
     return created;
+  }
+
+  @Get()
+  @ApiDoc({
+    summary: 'The caller’s conversations, newest first, a page at a time',
+    query: {
+      limit: { description: `at most this many (default 20, at most ${CONVERSATIONS_PAGE_MAX})`, schema: { type: 'integer', minimum: 1, maximum: CONVERSATIONS_PAGE_MAX } },
+      before: { description: 'the `next` cursor of the previous page: the conversations older than its last one', schema: { type: 'string' } },
+    },
+    responses: { 200: { description: 'ConversationListPage {conversations: [{id, createdAt, messageCount, lastTurn?}], next?}', schema: ConversationListPageSchema }, 400: 'invalid_request', 503: 'unavailable' },
+  })
+  list(@Tenant() tenantId: string, @Query() query: unknown): Promise<ConversationListPage> {
+    const page = parseBody(ListPage, query);
+    return this.reads.conversations(parseBody(ConversationsQuery, { tenantId, ...page }));
   }
 
   @Get(':cid')

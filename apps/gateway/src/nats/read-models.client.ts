@@ -2,8 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   request,
-  type ConversationQuery,
   type ConversationPage,
+  type ConversationQuery,
+  type ConversationListPage,
+  type ConversationsQuery,
   type Receipt,
   type SteerView,
   type Subjects,
@@ -26,6 +28,10 @@ export class ReadModelsClient {
   /** One page; `next` says where the following one starts. */
   conversation(query: ConversationQuery): Promise<ConversationPage> {
     return this.query(this.s.queryConversation, query);
+  }
+
+  conversations(query: ConversationsQuery): Promise<ConversationListPage> {
+    return this.query(this.s.queryConversations, query);
   }
 
   turn(tenantId: string, turnId: string): Promise<TurnView> {

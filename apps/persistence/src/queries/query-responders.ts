@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { ConversationQuery, ENVELOPE_ROOM_BYTES, SteerQuery, SteerlineError, TurnQuery, maxPayload, parseBody, serve, subjects, type Handler } from '@steerline/contracts';
+import { ConversationQuery, ConversationsQuery, ENVELOPE_ROOM_BYTES, SteerQuery, SteerlineError, TurnQuery, maxPayload, parseBody, serve, subjects, type Handler } from '@steerline/contracts';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
+import { ConversationList } from './conversation-list';
 import { ReadQueries } from './read-queries';
 
 /** The `qry.health` answer. Null fields: that part did not answer. */
@@ -30,6 +31,7 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
     @Inject(PERSISTENCE_CONFIG) private readonly config: PersistenceConfig,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     private readonly queries: ReadQueries,
+    private readonly conversations: ConversationList,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -43,6 +45,7 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
       );
     // The page budget is read from the connection each time: the server's max_payload, never assumed.
     answer(s.queryConversation, (body) => this.queries.conversation(parseBody(ConversationQuery, body), maxPayload(this.nc) - ENVELOPE_ROOM_BYTES));
+    answer(s.queryConversations, (body) => this.conversations.page(parseBody(ConversationsQuery, body)));
     answer(s.queryTurn, (body) => this.queries.turn(parseBody(TurnQuery, body)));
     answer(s.querySteer, (body) => this.queries.steer(parseBody(SteerQuery, body)));
     answer(s.queryHealth, () => this.health());
