@@ -25,7 +25,7 @@ export interface ClientOptions {
 
 const MAX_RECONNECT_DELAY_MS = 10_000;
 
-/** Stream messages that are not log events (DESIGN §8.1): they have no `id:` line of their own. */
+/** Stream messages that are not log events (docs/design.md §8.1): they have no `id:` line of their own. */
 const LIVE_EVENTS = new Set(['ModelDelta', 'ToolProgress']);
 
 /**
