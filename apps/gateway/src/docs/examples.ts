@@ -118,6 +118,21 @@ export const EXAMPLES: Record<string, OperationExamples> = {
   cancelTurn: { request: { reason: turnCancelled.data.reason }, responses: { 202: { accepted: true } } },
   createConversation: { request: {}, responses: { 201: { id: conversationId } } },
   getConversation: { responses: { 200: conversationView } },
+  listConversations: {
+    responses: {
+      200: {
+        conversations: [
+          {
+            id: conversationId,
+            createdAt: turnStarted.at,
+            messageCount: conversationView.messages.length,
+            lastTurn: { id: turnId, status: 'completed', prompt: turnStarted.data.prompt, startedAt: turnStarted.at },
+          },
+        ],
+        next: `1796112000000000_${conversationId}`,
+      },
+    },
+  },
   streamConversationEvents: { responses: { 200: sse } },
   getHealth: { responses: { 200: { status: 'ok' } } },
   getReadiness: { responses: { 200: { status: 'ready', checks: { nats: 'ok', stream: 'ok', database: 'ok' } } } },

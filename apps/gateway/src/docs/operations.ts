@@ -28,6 +28,13 @@ export interface OperationMeta {
 }
 
 export const OPERATIONS: Record<string, OperationMeta> = {
+  'GET /v1/conversations': {
+    operationId: 'listConversations',
+    tag: 'conversations',
+    description:
+      'The tenant’s conversations, newest first, each with its latest turn (prompt cut to 200 characters). ' +
+      'Paged by keyset: pass a page’s `next` as `before` for the next, older page; conversations created meanwhile never shift a page.',
+  },
   'POST /v1/turns/{tid}/steers': {
     operationId: 'steerTurn',
     tag: 'steers',
