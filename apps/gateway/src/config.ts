@@ -14,6 +14,12 @@ export interface GatewayConfig {
   rateLimit: RateLimit | undefined;
   /** How often an idle event stream gets a comment line, so proxies keep it open. */
   sseHeartbeatMs: number;
+  /** Open event streams this gateway serves at most; one more is refused with 429. */
+  sseMaxStreams: number;
+  /** Open event streams per API key (per client address on an open API) at most. */
+  sseMaxStreamsPerKey: number;
+  /** Unsent output a stream may hold: past it live messages are dropped, past twice it the stream ends. */
+  sseBufferBytes: number;
 }
 
 export interface RateLimit {
@@ -58,6 +64,9 @@ const EnvSchema = z.object({
   STEERLINE_RATE_LIMIT: number('a number of requests per second (0 turns the limit off)', '100', (n) => n >= 0),
   STEERLINE_RATE_BURST: number('a positive number of requests', '', (n) => n >= 1),
   STEERLINE_SSE_HEARTBEAT_MS: number('an integer from 100 to 300000', '15000', (n) => Number.isInteger(n) && n >= 100 && n <= 300_000),
+  STEERLINE_SSE_MAX_STREAMS: number('a positive integer', '20000', (n) => Number.isInteger(n) && n >= 1),
+  STEERLINE_SSE_MAX_STREAMS_PER_KEY: number('a positive integer', '1000', (n) => Number.isInteger(n) && n >= 1),
+  STEERLINE_SSE_BUFFER_BYTES: number('an integer from 1024 to 67108864', '262144', (n) => Number.isInteger(n) && n >= 1024 && n <= 64 * 1024 * 1024),
 });
 
 function number(what: string, fallback: string, ok: (n: number) => boolean) {
@@ -103,5 +112,8 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string
     apiKeys,
     rateLimit,
     sseHeartbeatMs: e.STEERLINE_SSE_HEARTBEAT_MS ?? 15_000,
+    sseMaxStreams: e.STEERLINE_SSE_MAX_STREAMS ?? 20_000,
+    sseMaxStreamsPerKey: e.STEERLINE_SSE_MAX_STREAMS_PER_KEY ?? 1_000,
+    sseBufferBytes: e.STEERLINE_SSE_BUFFER_BYTES ?? 262_144,
   };
 }

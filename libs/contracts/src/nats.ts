@@ -31,15 +31,29 @@ export function streamConfig(s: Subjects, replicas = 1): Partial<StreamConfig> &
     // Long enough to cover an append retried across a NATS restart.
     duplicate_window: 10 * 60 * 1000 * NANOS_PER_MS,
     allow_direct: true,
+    // Each stored event again on `<prefix>.stored.…` with its sequences: what
+    // gateways follow live (one core subscription per watched conversation)
+    // instead of holding a JetStream consumer per watcher.
+    republish: { src: s.events, dest: s.stored },
   };
 }
 
+/**
+ * Creates the stream when missing; an existing stream without the republish
+ * rule (made by an older release) gets it, since live event streams rely on it.
+ */
 export async function ensureStream(jsm: JetStreamManager, s: Subjects, replicas = 1): Promise<void> {
   const config = streamConfig(s, replicas);
+  let existing: StreamConfig;
   try {
-    await jsm.streams.info(s.stream);
+    existing = (await jsm.streams.info(s.stream)).config;
   } catch {
     await jsm.streams.add(config);
+    return;
+  }
+  const want = config.republish!;
+  if (existing.republish?.src !== want.src || existing.republish?.dest !== want.dest || existing.republish?.headers_only) {
+    await jsm.streams.update(s.stream, { ...existing, republish: want });
   }
 }
 

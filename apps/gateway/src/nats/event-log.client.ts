@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager, JetStreamApiCodes, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, JetStreamApiCodes, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import { jetStreamErrorCode, lastMessageSeq, SteerlineError, type Subjects } from '@steerline/contracts';
 import { NATS_CONNECTION, SUBJECTS } from './nats.tokens';
 
@@ -25,6 +25,19 @@ export class EventLogClient {
     } catch (err) {
       // No stream yet means no conversation yet.
       if (jetStreamErrorCode(err) === JetStreamApiCodes.StreamNotFound) return 0;
+      throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * The conversation's first event at or after stream sequence `fromSeq`, or
+   * null when it has none yet: one direct get, answered by any replica, no
+   * consumer. Event streams replay with it.
+   */
+  async next(tenantId: string, conversationId: string, fromSeq: number): Promise<StoredMsg | null> {
+    try {
+      return await (await this.manager()).direct.getMessage(this.s.stream, { seq: fromSeq, next_by_subj: this.s.conversationEvents(tenantId, conversationId) });
+    } catch (err) {
       throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
     }
   }

@@ -1,0 +1,137 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Match, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { decodeJson, EVENT_TYPE_HEADER, type Subjects } from '@steerline/contracts';
+import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
+import { sseEvent, sseLive } from './sse';
+
+/** A stored event as the stream republished it, framed once for every watcher of its conversation. */
+export interface StoredFrame {
+  /** Its stream sequence. */
+  seq: number;
+  /** The previous stream sequence on the same conversation subject (0: none): a watcher that has not sent it has a gap. */
+  last: number;
+  frame: string;
+}
+
+/** One watcher of a conversation, as the tail sees it. */
+export interface TailMember {
+  onStored(stored: StoredFrame): void;
+  /** A live message (ModelDelta, ToolProgress), framed without an id. */
+  onLive(frame: string): void;
+  /** The NATS connection was away: anything may have been missed; re-read from the log. */
+  resync(): void;
+}
+
+interface Tail {
+  members: Set<TailMember>;
+  subs: Subscription[];
+  /** Resolves once the server has the subscriptions, so nothing stored after it is missed. */
+  ready: Promise<void>;
+}
+
+/**
+ * The gateway's interest in the conversations its clients watch: per
+ * conversation, while at least one client watches it, ONE core subscription to
+ * its republished stored events (`<prefix>.stored.<tenant>.<conversation>`,
+ * carrying stream sequences) and one to its live messages. Reference-counted:
+ * the first watcher subscribes, the last one to leave unsubscribes. No
+ * JetStream consumer is held, and events of conversations nobody here
+ * watches never reach this gateway (DESIGN §8.7).
+ */
+@Injectable()
+export class ConversationTails implements OnModuleDestroy {
+  private readonly log = new Logger('events');
+  private readonly tails = new Map<string, Tail>();
+  private closed = false;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(SUBJECTS) private readonly s: Subjects,
+  ) {
+    void this.watchReconnects();
+  }
+
+  onModuleDestroy(): void {
+    this.closed = true;
+    for (const tail of this.tails.values()) for (const sub of tail.subs) sub.unsubscribe();
+    this.tails.clear();
+  }
+
+  /** Conversations with at least one watcher here (one subscription pair each). */
+  get size(): number {
+    return this.tails.size;
+  }
+
+  /**
+   * Adds `member` to the conversation's tail, subscribing when it is the first;
+   * resolves once the subscription is live on the server. Returns the leave function.
+   */
+  async join(tenantId: string, conversationId: string, member: TailMember): Promise<() => void> {
+    const key = `${tenantId}.${conversationId}`;
+    let tail = this.tails.get(key);
+    if (!tail) {
+      const members = new Set<TailMember>();
+      const subs = [
+        this.nc.subscribe(this.s.conversationStored(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutStored(members, msg)) }),
+        this.nc.subscribe(this.s.conversationLive(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutLive(members, msg)) }),
+      ];
+      tail = { members, subs, ready: this.nc.flush() };
+      this.tails.set(key, tail);
+    }
+    tail.members.add(member);
+    const joined = tail;
+    const leave = () => {
+      if (!joined.members.delete(member) || joined.members.size > 0) return;
+      for (const sub of joined.subs) sub.unsubscribe();
+      if (this.tails.get(key) === joined) this.tails.delete(key);
+    };
+    try {
+      await joined.ready;
+    } catch (err) {
+      leave();
+      throw err;
+    }
+    return leave;
+  }
+
+  // The client resubscribes after a reconnect, but what was published while it
+  // was away is gone from core NATS: every watcher re-reads from its position.
+  private async watchReconnects(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (this.closed) return;
+      if (status.type !== 'reconnect') continue;
+      for (const tail of this.tails.values()) for (const m of [...tail.members]) m.resync();
+    }
+  }
+
+  private failed(err: Error): void {
+    this.log.error('conversation subscription failed', { error: err.message });
+  }
+}
+
+function fanOutStored(members: Set<TailMember>, msg: Msg): void {
+  const seq = Number(msg.headers?.get('Nats-Sequence'));
+  const last = Number(msg.headers?.get('Nats-Last-Sequence') || 0);
+  if (!Number.isSafeInteger(seq) || seq <= 0 || !Number.isSafeInteger(last)) return;
+  const type = msg.headers?.get(EVENT_TYPE_HEADER, Match.IgnoreCase) || typeOf(msg.data);
+  // The stored bytes are the event: sent as they are, never re-encoded.
+  const stored = { seq, last, frame: sseEvent(seq, type, msg.string()) };
+  for (const m of [...members]) m.onStored(stored);
+}
+
+function fanOutLive(members: Set<TailMember>, msg: Msg): void {
+  const type = typeOf(msg.data);
+  if (type === 'message') return;
+  const frame = sseLive(type, msg.string());
+  for (const m of [...members]) m.onLive(frame);
+}
+
+/** The envelope's `type`, for a message written without the type header (not by this engine). */
+export function typeOf(data: Uint8Array): string {
+  try {
+    const type = (decodeJson(data) as { type?: unknown }).type;
+    return typeof type === 'string' && /^[A-Za-z]{1,64}$/.test(type) ? type : 'message';
+  } catch {
+    return 'message';
+  }
+}
