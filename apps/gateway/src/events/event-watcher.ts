@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { Match } from '@nats-io/transport-node';
 import type { StoredMsg } from '@nats-io/jetstream';
 import { EVENT_TYPE_HEADER } from '@steerline/contracts';
@@ -147,7 +146,16 @@ function frameOf(m: StoredMsg): string {
   return sseEvent(m.seq, type, m.string());
 }
 
-async function drained(res: HttpResponse): Promise<void> {
-  if (res.writableEnded || res.destroyed) return;
-  await Promise.race([once(res, 'drain'), once(res, 'close')]);
+// Listeners removed either way: `events.once` would leave the losing one behind on every wait.
+function drained(res: HttpResponse): Promise<void> {
+  if (res.writableEnded || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
