@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { headers } from '@nats-io/transport-node';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
-import { encodeJson, ensureStream, EVENT_TYPE_HEADER, jetstreamManager, uuidv7 } from '@steerline/contracts';
+import { encodeJson, ensureStream, EVENT_TYPE_HEADER, jetstreamManager, streamConfig, uuidv7 } from '@steerline/contracts';
 import { startGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { jsonLogger } from '../../apps/gateway/src/logger';
@@ -16,10 +16,15 @@ import { eventually } from '../support/env';
  */
 describe('event streams follow the log without a JetStream consumer per watcher', () => {
   const harnesses: Harness[] = [];
-  const open = async (env: Record<string, string> = {}) => {
+  const open = async (env: Record<string, string> = {}, opts: { olderStream?: boolean } = {}) => {
     const h = await startHarness({ STEERLINE_RATE_LIMIT: '0', ...env });
     harnesses.push(h);
-    await ensureStream(await jetstreamManager(h.nc), h.s);
+    const jsm = await jetstreamManager(h.nc);
+    if (opts.olderStream) {
+      // As the first release made it: no republish rule, and NATS cannot add one later.
+      const { republish: _, ...older } = streamConfig(h.s);
+      await jsm.streams.add(older);
+    } else await ensureStream(jsm, h.s);
     return h;
   };
   afterAll(async () => {
@@ -39,15 +44,18 @@ describe('event streams follow the log without a JetStream consumer per watcher'
     return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1]);
   };
 
-  it('a watcher that connects while events are being appended gets every event after its position exactly once', async () => {
-    const h = await open();
+  it.each([
+    ['the stream republishes stored events', false],
+    ['the stream was made by an older release (no republish rule)', true],
+  ])('a watcher that connects while events are being appended gets every event after its position exactly once (%s)', async (_, olderStream) => {
+    const h = await open({}, { olderStream });
     const js = jetstream(h.nc);
     const cid = uuidv7();
     const other = uuidv7();
     const seqs = [await append(js, h, cid)];
     const watchers: Array<{ after: number; w: Promise<SseWatcher> }> = [];
     // Another conversation's events in between, so this one's sequences have holes.
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 200; i++) {
       seqs.push(await append(js, h, cid));
       if (i % 3 === 0) await append(js, h, other);
       if (i % 10 === 0) {

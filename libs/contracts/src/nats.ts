@@ -39,22 +39,24 @@ export function streamConfig(s: Subjects, replicas = 1): Partial<StreamConfig> &
 }
 
 /**
- * Creates the stream when missing; an existing stream without the republish
- * rule (made by an older release) gets it, since live event streams rely on it.
+ * Creates the stream when missing. A stream made by an older release keeps
+ * its settings (NATS cannot add a republish rule to an existing stream);
+ * gateways notice and follow such a stream the slower way (see the gateway's
+ * ConversationTails).
  */
 export async function ensureStream(jsm: JetStreamManager, s: Subjects, replicas = 1): Promise<void> {
   const config = streamConfig(s, replicas);
-  let existing: StreamConfig;
   try {
-    existing = (await jsm.streams.info(s.stream)).config;
+    await jsm.streams.info(s.stream);
   } catch {
     await jsm.streams.add(config);
-    return;
   }
-  const want = config.republish!;
-  if (existing.republish?.src !== want.src || existing.republish?.dest !== want.dest || existing.republish?.headers_only) {
-    await jsm.streams.update(s.stream, { ...existing, republish: want });
-  }
+}
+
+/** Whether the stream republishes stored events where gateways follow them (`streamConfig`'s rule). */
+export function republishesStored(config: Pick<StreamConfig, 'republish'>, s: Subjects): boolean {
+  const r = config.republish;
+  return r?.src === s.events && r.dest === s.stored && !r.headers_only;
 }
 
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {

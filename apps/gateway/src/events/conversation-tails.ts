@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Match, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { decodeJson, EVENT_TYPE_HEADER, type Subjects } from '@steerline/contracts';
+import { EventLogClient } from '../nats/event-log.client';
 import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
 import { sseEvent, sseLive } from './sse';
 
@@ -22,8 +23,15 @@ export interface TailMember {
   resync(): void;
 }
 
+// A stream made by an older release has no republish rule: its tails ring on
+// every raw publish and the watchers re-read the log. A publish reaches core
+// subscribers before the stream has stored it, so the log is read again after these delays.
+const RECHECK_MS = [25, 250];
+
 interface Tail {
   members: Set<TailMember>;
+  /** Pending re-reads after a doorbell (older streams only). */
+  rechecks: NodeJS.Timeout[];
   subs: Subscription[];
   /** Resolves once the server has the subscriptions, so nothing stored after it is missed. */
   ready: Promise<void>;
@@ -37,6 +45,12 @@ interface Tail {
  * the first watcher subscribes, the last one to leave unsubscribes. No
  * JetStream consumer is held, and events of conversations nobody here
  * watches never reach this gateway (DESIGN §8.7).
+ *
+ * On a stream without the republish rule (made by an older release; NATS
+ * cannot add it later) the tail subscribes to the conversation's event
+ * subject instead and uses each message only as a doorbell: it may be one the
+ * stream refused, and it carries no sequence, so every watcher re-reads the
+ * log from its own position. Still exact, one direct get more per event.
  */
 @Injectable()
 export class ConversationTails implements OnModuleDestroy {
@@ -47,13 +61,14 @@ export class ConversationTails implements OnModuleDestroy {
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(SUBJECTS) private readonly s: Subjects,
+    @Inject(EventLogClient) private readonly eventLog: EventLogClient,
   ) {
     void this.watchReconnects();
   }
 
   onModuleDestroy(): void {
     this.closed = true;
-    for (const tail of this.tails.values()) for (const sub of tail.subs) sub.unsubscribe();
+    for (const tail of this.tails.values()) stop(tail);
     this.tails.clear();
   }
 
@@ -67,22 +82,25 @@ export class ConversationTails implements OnModuleDestroy {
    * resolves once the subscription is live on the server. Returns the leave function.
    */
   async join(tenantId: string, conversationId: string, member: TailMember): Promise<() => void> {
+    const republished = await this.eventLog.republishes();
     const key = `${tenantId}.${conversationId}`;
     let tail = this.tails.get(key);
     if (!tail) {
-      const members = new Set<TailMember>();
-      const subs = [
-        this.nc.subscribe(this.s.conversationStored(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutStored(members, msg)) }),
-        this.nc.subscribe(this.s.conversationLive(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutLive(members, msg)) }),
-      ];
-      tail = { members, subs, ready: this.nc.flush() };
-      this.tails.set(key, tail);
+      const created: Tail = { members: new Set(), subs: [], rechecks: [], ready: Promise.resolve() };
+      const stored = republished
+        ? this.nc.subscribe(this.s.conversationStored(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutStored(created.members, msg)) })
+        : this.nc.subscribe(this.s.conversationEvents(tenantId, conversationId), { callback: (err) => (err ? this.failed(err) : ring(created)) });
+      const live = this.nc.subscribe(this.s.conversationLive(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutLive(created.members, msg)) });
+      created.subs.push(stored, live);
+      created.ready = this.nc.flush();
+      this.tails.set(key, created);
+      tail = created;
     }
     tail.members.add(member);
     const joined = tail;
     const leave = () => {
       if (!joined.members.delete(member) || joined.members.size > 0) return;
-      for (const sub of joined.subs) sub.unsubscribe();
+      stop(joined);
       if (this.tails.get(key) === joined) this.tails.delete(key);
     };
     try {
@@ -107,6 +125,25 @@ export class ConversationTails implements OnModuleDestroy {
   private failed(err: Error): void {
     this.log.error('conversation subscription failed', { error: err.message });
   }
+}
+
+function stop(tail: Tail): void {
+  for (const sub of tail.subs) sub.unsubscribe();
+  for (const timer of tail.rechecks) clearTimeout(timer);
+}
+
+function ring(tail: Tail): void {
+  const resync = () => {
+    for (const m of [...tail.members]) m.resync();
+  };
+  resync();
+  if (tail.rechecks.length > 0) return;
+  tail.rechecks = RECHECK_MS.map((ms, i) =>
+    setTimeout(() => {
+      resync();
+      if (i === RECHECK_MS.length - 1) tail.rechecks = [];
+    }, ms),
+  );
 }
 
 function fanOutStored(members: Set<TailMember>, msg: Msg): void {

@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, JetStreamApiCodes, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
-import { jetStreamErrorCode, lastMessageSeq, SteerlineError, type Subjects } from '@steerline/contracts';
+import { jetStreamErrorCode, lastMessageSeq, republishesStored, SteerlineError, type Subjects } from '@steerline/contracts';
 import { NATS_CONNECTION, SUBJECTS } from './nats.tokens';
 
 /** Reads of the event log itself (not the read models, which lag it). */
 @Injectable()
 export class EventLogClient {
   private jsm?: Promise<JetStreamManager>;
+  private republishing?: Promise<boolean>;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
@@ -40,6 +41,18 @@ export class EventLogClient {
     } catch (err) {
       throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
     }
+  }
+
+  /** Whether the stream republishes stored events (made by this release); asked once, again after a failure. */
+  republishes(): Promise<boolean> {
+    this.republishing ??= this.manager()
+      .then((jsm) => jsm.streams.info(this.s.stream))
+      .then((info) => republishesStored(info.config, this.s))
+      .catch((err: unknown) => {
+        this.republishing = undefined;
+        throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
+      });
+    return this.republishing;
   }
 
   /** Throws, saying why, unless the event stream exists (readiness). */
