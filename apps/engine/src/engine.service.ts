@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, ensureStream, subjects } from '@steerline/contracts';
+import { LivePublisher } from './live/live.publisher';
 import { serveEngineCommands, subscribeTurn } from './commands/engine.commands';
 import type { EngineConfig } from './config';
 import { EventLog } from './log/event-log';
@@ -53,6 +54,7 @@ export class EngineService implements OnApplicationShutdown {
       engineId: this.config.engineId,
       ownership,
       subscribeTurn: (runner) => subscribeTurn(nc, s, runner),
+      live: new LivePublisher(nc, s),
     });
     this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
     const turns = this.turns;

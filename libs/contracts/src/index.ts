@@ -20,3 +20,4 @@ export * from './schema-compat';
 export * from './reply-schemas';
 export * from './asyncapi';
 export * from './contract-files';
+export * from './live';

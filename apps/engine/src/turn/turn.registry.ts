@@ -18,6 +18,7 @@ import {
 import type { EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
+import type { LivePublisher } from '../live/live.publisher';
 import type { TurnOwnership } from '../ownership/turn-ownership';
 import { initialState } from './turn.state';
 import { TurnRunner } from './turn.runner';
@@ -32,6 +33,8 @@ export interface RegistryDeps {
   ownership: TurnOwnership;
   /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
   subscribeTurn: (runner: TurnRunner) => Subscription[];
+  /** Publishes live output (DESIGN §8.1); absent, turns run without it. */
+  live?: LivePublisher;
 }
 
 /** The turns this engine owns, by turn and by conversation. */
@@ -87,6 +90,7 @@ export class TurnRegistry {
           model: this.deps.models.get(model.provider),
           tools: this.deps.tools,
           subject,
+          live: this.deps.live?.forTurn(tenantId, conversationId, turnId),
           onEnded: (r) => this.release(r),
         },
         { ...initialState(), turnId, tenantId, conversationId },

@@ -9,6 +9,7 @@ import {
   type TurnEvent,
 } from '@steerline/contracts';
 import { StaleWriterError, type EventLog } from '../log/event-log';
+import type { TurnLive } from '../live/live.publisher';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import { ToolError, type ToolRegistry } from '../tools/tool.registry';
 import { execute } from './turn.decider';
@@ -21,6 +22,8 @@ export interface RunnerDeps {
   model: ModelProvider;
   tools: ToolRegistry;
   subject: string;
+  /** Live output of this turn (hook points: model deltas, tool progress); absent, nothing is published. */
+  live?: TurnLive;
   onEnded: (runner: TurnRunner) => void;
 }
 
@@ -131,7 +134,7 @@ export class TurnRunner {
     const { model } = this.decided;
     let command: TurnCommand;
     try {
-      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs() }, this.abort.signal);
+      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs(), onDelta: this.deps.live?.deltas(step) }, this.abort.signal);
       command = { type: 'RecordModelAnswer', step, ...answer };
     } catch (err) {
       if (this.abort.signal.aborted) return;
@@ -147,7 +150,7 @@ export class TurnRunner {
     let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error' | 'fatal'>;
     try {
       if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
-      result = { ok: true, output: await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId }) };
+      result = { ok: true, output: await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId, progress: this.deps.live?.progress(step, toolCallId) }) };
     } catch (err) {
       if (this.abort.signal.aborted) return;
       // An error the tool did not type is a crash of the tool: the turn cannot trust what it did.
