@@ -18,11 +18,13 @@ function ratio(row: Row): string {
   return `${(row.value / row.floor).toFixed(2)}× ${row.floorName}`;
 }
 
-const START = '<!-- bench:start -->';
-const END = '<!-- bench:end -->';
-
-/** The table for the terminal, and docs/performance.md with the latest run between its markers. */
-export function renderReport(rows: Row[], machine: string) {
+/**
+ * The table for the terminal, and docs/performance.md with the latest run
+ * between its markers (`block` names them: a partial run has a block of its own).
+ */
+export function renderReport(rows: Row[], machine: string, block = 'bench') {
+  const START = `<!-- ${block}:start -->`;
+  const END = `<!-- ${block}:end -->`;
   const lines = [
     `| figure | value | ratio to its floor | target |`,
     `| --- | ---: | --- | --- |`,

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Match, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { StoredMsg } from '@nats-io/jetstream';
 import { decodeJson, EVENT_TYPE_HEADER, type Subjects } from '@steerline/contracts';
 import { EventLogClient } from '../nats/event-log.client';
 import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
@@ -13,6 +14,16 @@ export interface StoredFrame {
   last: number;
   frame: string;
 }
+
+/** A stored event read from the log, framed. */
+export interface LoggedFrame {
+  seq: number;
+  frame: string;
+}
+
+// Reads kept per watched conversation: the watchers of one conversation
+// replay through them, so a reconnect storm reads each event once per gateway.
+const READS_KEPT = 256;
 
 /** One watcher of a conversation, as the tail sees it. */
 export interface TailMember {
@@ -30,6 +41,12 @@ const RECHECK_MS = [25, 250];
 
 interface Tail {
   members: Set<TailMember>;
+  /**
+   * "The conversation's first event at or after sequence n", by n. A found
+   * answer never changes (the log only grows at its end), so it is kept;
+   * a pending one is shared; "none yet" is never kept.
+   */
+  reads: Map<number, Promise<LoggedFrame | null>>;
   /** Pending re-reads after a doorbell (older streams only). */
   rechecks: NodeJS.Timeout[];
   subs: Subscription[];
@@ -86,9 +103,9 @@ export class ConversationTails implements OnModuleDestroy {
     const key = `${tenantId}.${conversationId}`;
     let tail = this.tails.get(key);
     if (!tail) {
-      const created: Tail = { members: new Set(), subs: [], rechecks: [], ready: Promise.resolve() };
+      const created: Tail = { members: new Set(), subs: [], rechecks: [], reads: new Map(), ready: Promise.resolve() };
       const stored = republished
-        ? this.nc.subscribe(this.s.conversationStored(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutStored(created.members, msg)) })
+        ? this.nc.subscribe(this.s.conversationStored(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutStored(created, msg)) })
         : this.nc.subscribe(this.s.conversationEvents(tenantId, conversationId), { callback: (err) => (err ? this.failed(err) : ring(created)) });
       const live = this.nc.subscribe(this.s.conversationLive(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutLive(created.members, msg)) });
       created.subs.push(stored, live);
@@ -110,6 +127,26 @@ export class ConversationTails implements OnModuleDestroy {
       throw err;
     }
     return leave;
+  }
+
+  /**
+   * The conversation's first stored event at or after `fromSeq`, or null when
+   * it has none yet: through the tail's kept reads when it is watched here,
+   * else one direct get on the log.
+   */
+  next(tenantId: string, conversationId: string, fromSeq: number): Promise<LoggedFrame | null> {
+    const read = () => this.eventLog.next(tenantId, conversationId, fromSeq).then((m) => m && { seq: m.seq, frame: frameOf(m) });
+    const tail = this.tails.get(`${tenantId}.${conversationId}`);
+    if (!tail) return read();
+    const kept = tail.reads.get(fromSeq);
+    if (kept) return kept;
+    const reading = read();
+    keep(tail, fromSeq, reading);
+    reading.then(
+      (found) => found || tail.reads.delete(fromSeq),
+      () => tail.reads.delete(fromSeq),
+    );
+    return reading;
   }
 
   // The client resubscribes after a reconnect, but what was published while it
@@ -146,13 +183,26 @@ function ring(tail: Tail): void {
   );
 }
 
-function fanOutStored(members: Set<TailMember>, msg: Msg): void {
+function keep(tail: Tail, fromSeq: number, read: Promise<LoggedFrame | null>): void {
+  tail.reads.set(fromSeq, read);
+  if (tail.reads.size > READS_KEPT) tail.reads.delete(tail.reads.keys().next().value!);
+}
+
+export function frameOf(m: StoredMsg): string {
+  const type = m.header?.get(EVENT_TYPE_HEADER, Match.IgnoreCase) || typeOf(m.data);
+  return sseEvent(m.seq, type, m.string());
+}
+
+function fanOutStored(tail: Tail, msg: Msg): void {
+  const members = tail.members;
   const seq = Number(msg.headers?.get('Nats-Sequence'));
   const last = Number(msg.headers?.get('Nats-Last-Sequence') || 0);
   if (!Number.isSafeInteger(seq) || seq <= 0 || !Number.isSafeInteger(last)) return;
   const type = msg.headers?.get(EVENT_TYPE_HEADER, Match.IgnoreCase) || typeOf(msg.data);
   // The stored bytes are the event: sent as they are, never re-encoded.
   const stored = { seq, last, frame: sseEvent(seq, type, msg.string()) };
+  // It is the first event after its predecessor: a watcher replaying from there needs no read.
+  keep(tail, last + 1, Promise.resolve({ seq, frame: stored.frame }));
   for (const m of [...members]) m.onStored(stored);
 }
 

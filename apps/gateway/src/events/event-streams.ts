@@ -3,7 +3,6 @@ import { SteerlineError } from '@steerline/contracts';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config';
 import type { HttpResponse } from '../http/http.types';
 import { GatewayMetrics } from '../observability/metrics';
-import { EventLogClient } from '../nats/event-log.client';
 import { ConversationTails } from './conversation-tails';
 import { EventWatcher } from './event-watcher';
 import { sseRetry } from './sse';
@@ -43,7 +42,6 @@ export class EventStreams implements OnModuleDestroy {
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-    @Inject(EventLogClient) private readonly eventLog: EventLogClient,
     @Inject(ConversationTails) private readonly tails: ConversationTails,
     @Inject(GatewayMetrics) metrics: GatewayMetrics,
   ) {
@@ -79,7 +77,10 @@ export class EventStreams implements OnModuleDestroy {
     if (this.closing) throw new SteerlineError('unavailable', 'the gateway is shutting down');
     const release = this.reserve(req.clientKey);
     try {
-      await this.eventLog.mustExist(req.tenantId, req.conversationId);
+      // A direct get (any replica) rather than the stream leader's API; the other tenant's conversation reads as none.
+      if (!(await this.tails.next(req.tenantId, req.conversationId, 1))) {
+        throw new SteerlineError('not_found', `conversation ${req.conversationId} not found`, { conversationId: req.conversationId });
+      }
       await this.follow(req, res);
     } finally {
       release();
@@ -94,7 +95,7 @@ export class EventStreams implements OnModuleDestroy {
       after: req.after,
       live: req.live,
       bufferBytes: this.config.sseBufferBytes,
-      next: (fromSeq) => this.eventLog.next(req.tenantId, req.conversationId, fromSeq),
+      next: (fromSeq) => this.tails.next(req.tenantId, req.conversationId, fromSeq),
       onEnd: () => {
         this.open.delete(watcher);
         leave?.();

@@ -1,9 +1,6 @@
-import { Match } from '@nats-io/transport-node';
-import type { StoredMsg } from '@nats-io/jetstream';
-import { EVENT_TYPE_HEADER } from '@steerline/contracts';
 import type { HttpResponse } from '../http/http.types';
-import { typeOf, type StoredFrame, type TailMember } from './conversation-tails';
-import { sseComment, sseEvent } from './sse';
+import type { LoggedFrame, StoredFrame, TailMember } from './conversation-tails';
+import { sseComment } from './sse';
 
 /** How long a stream ended for a slow reader may take to flush its last bytes before its socket is closed. */
 const FLUSH_GRACE_MS = 5_000;
@@ -16,7 +13,7 @@ export interface WatcherOptions {
   /** Unsent output allowed per stream: past it, live messages are dropped; past twice it, the stream ends. */
   bufferBytes: number;
   /** The conversation's first stored event at or after a sequence (a direct get on the log). */
-  next(fromSeq: number): Promise<StoredMsg | null>;
+  next(fromSeq: number): Promise<LoggedFrame | null>;
   /** Called once, when the stream has ended for any reason. */
   onEnd(): void;
 }
@@ -35,8 +32,12 @@ export interface WatcherOptions {
 export class EventWatcher implements TailMember {
   private covered: number;
   private phase: 'replaying' | 'live' | 'ended' = 'replaying';
-  /** A stored event arrived during the replay: read the log once more before going live. */
-  private poked = false;
+  /**
+   * The highest sequence announced during the replay (Infinity: anything may
+   * have been missed). Above `covered` when the replay ends, the log is read
+   * once more before going live.
+   */
+  private announced = 0;
   private droppedLive = 0;
 
   constructor(
@@ -65,7 +66,7 @@ export class EventWatcher implements TailMember {
   }
 
   onStored(stored: StoredFrame): void {
-    if (this.phase === 'replaying') this.poked = true;
+    if (this.phase === 'replaying') this.announced = Math.max(this.announced, stored.seq);
     if (this.phase !== 'live' || stored.seq <= this.covered) return;
     if (stored.last > this.covered) return void this.replay();
     this.covered = stored.seq;
@@ -90,7 +91,7 @@ export class EventWatcher implements TailMember {
 
   resync(): void {
     if (this.phase === 'live') void this.replay();
-    else this.poked = true;
+    else this.announced = Infinity;
   }
 
   heartbeat(): void {
@@ -121,15 +122,15 @@ export class EventWatcher implements TailMember {
     this.phase = 'replaying';
     try {
       do {
-        this.poked = false;
+        this.announced = 0;
         for (let m = await this.opts.next(this.covered + 1); m; m = await this.opts.next(this.covered + 1)) {
           if (this.ended) return;
           this.covered = m.seq;
           // The replay waits for a slow reader instead of buffering the log in memory.
-          if (!this.write(frameOf(m))) await drained(this.res);
+          if (!this.write(m.frame)) await drained(this.res);
           if (this.ended) return;
         }
-      } while (this.poked && !this.ended);
+      } while (this.announced > this.covered && !this.ended);
       if (!this.ended) this.phase = 'live';
     } catch {
       this.end(`the event log does not answer: reconnect with Last-Event-ID: ${this.covered}`);
@@ -139,11 +140,6 @@ export class EventWatcher implements TailMember {
   private write(chunk: string): boolean {
     return this.res.writableEnded ? false : this.res.write(chunk);
   }
-}
-
-function frameOf(m: StoredMsg): string {
-  const type = m.header?.get(EVENT_TYPE_HEADER, Match.IgnoreCase) || typeOf(m.data);
-  return sseEvent(m.seq, type, m.string());
 }
 
 // Listeners removed either way: `events.once` would leave the losing one behind on every wait.
