@@ -10,6 +10,7 @@ import { decodeJson, encodeJson } from './nats';
  * | ------------------------------ | --------------------- | ------------ |
  * | `<prefix>.tool.<name>`         | request/reply, queue group `<prefix>-tool-<name>` | `ToolCallRequest` → `ToolCallReply` |
  * | `<prefix>.tool.<name>.cancel`  | publish, every instance | `ToolCancel`: stop the call `callId`; no reply |
+ * | the call's `progressTo`        | publish, by the service | `ToolCallProgress` while the call runs (live output); no reply |
  * | `<prefix>.tools.describe`      | request, many replies | `{}` → one `ToolServiceDescription` per service instance |
  * | `<prefix>.tools.announce`      | publish               | `ToolServiceDescription`, sent by a service when it starts |
  *
@@ -67,8 +68,22 @@ export const ToolCallRequestSchema = z.object({
   /** The model's id of the call, unique only within its turn. */
   toolCallId: z.string(),
   args: z.record(z.string(), z.unknown()),
+  /**
+   * Where the service may publish `ToolCallProgress` while it works (an inbox
+   * of the calling engine); absent: nobody listens. Engines shown it as
+   * ToolProgress live output (DESIGN §8.1).
+   */
+  progressTo: z.string().min(1).max(256).optional(),
 });
 export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
+
+export const ToolCallProgressSchema = z.object({
+  callId: z.string().min(1),
+  /** Done so far, 0..1. */
+  progress: z.number().min(0).max(1).optional(),
+  message: z.string().max(1_000).optional(),
+});
+export type ToolCallProgress = z.infer<typeof ToolCallProgressSchema>;
 
 export const ToolCallErrorSchema = z.object({
   code: z.string().min(1).max(100),
@@ -100,8 +115,11 @@ export class ToolFailure extends Error {
 export interface ServedTool {
   descriptor: ToolDescriptor;
   /** `signal` aborts when the engine cancels the call (its turn was cancelled or it timed out). */
-  run(args: Record<string, unknown>, context: { signal: AbortSignal; call: ToolCallRequest }): Promise<unknown> | unknown;
+  run(args: Record<string, unknown>, context: { signal: AbortSignal; call: ToolCallRequest; progress: ProgressReporter }): Promise<unknown> | unknown;
 }
+
+/** Reports how a call is going: `fraction` 0..1 when known, a short message; cheap, fire and forget. */
+export type ProgressReporter = (fraction?: number, message?: string) => void;
 
 export interface ToolServer {
   /** Resolves once the server's subscriptions are registered and the service has announced itself. */
@@ -127,7 +145,7 @@ export function serveTools(nc: NatsConnection, prefix: string, service: string, 
   ];
   for (const tool of tools) {
     const name = tool.descriptor.name;
-    subs.push(nc.subscribe(ts.call(name), { queue: ts.queue(name), callback: (err, msg) => (err ? onError?.(err) : void answerCall(msg, tool, running, onError)) }));
+    subs.push(nc.subscribe(ts.call(name), { queue: ts.queue(name), callback: (err, msg) => (err ? onError?.(err) : void answerCall(nc, msg, tool, running, onError)) }));
     subs.push(
       nc.subscribe(ts.cancel(name), {
         callback: (err, msg) => {
@@ -148,7 +166,7 @@ export function serveTools(nc: NatsConnection, prefix: string, service: string, 
   };
 }
 
-async function answerCall(msg: Msg, tool: ServedTool, running: Map<string, AbortController>, onError?: (err: unknown) => void): Promise<void> {
+async function answerCall(nc: NatsConnection, msg: Msg, tool: ServedTool, running: Map<string, AbortController>, onError?: (err: unknown) => void): Promise<void> {
   const parsed = ToolCallRequestSchema.safeParse(safeDecode(msg.data));
   if (!parsed.success) return respond(msg, { ok: false, error: { code: 'invalid_request', message: 'not a tool call request' } });
   const call = parsed.data;
@@ -156,7 +174,7 @@ async function answerCall(msg: Msg, tool: ServedTool, running: Map<string, Abort
   running.set(call.callId, controller);
   let reply: ToolCallReply;
   try {
-    reply = { ok: true, output: await tool.run(call.args, { signal: controller.signal, call }) };
+    reply = { ok: true, output: await tool.run(call.args, { signal: controller.signal, call, progress: reporter(nc, call) }) };
   } catch (err) {
     if (!(err instanceof ToolFailure)) onError?.(err);
     reply = { ok: false, error: err instanceof ToolFailure ? { code: err.code, message: err.message, fatal: err.fatal } : { code: 'tool_failed', message: (err as Error)?.message ?? String(err) } };
@@ -164,6 +182,16 @@ async function answerCall(msg: Msg, tool: ServedTool, running: Map<string, Abort
     running.delete(call.callId);
   }
   respond(msg, reply);
+}
+
+function reporter(nc: NatsConnection, call: ToolCallRequest): ProgressReporter {
+  return (fraction, message) => {
+    if (!call.progressTo) return;
+    const p = fraction === undefined || !Number.isFinite(fraction) ? undefined : Math.min(1, Math.max(0, fraction));
+    const body: ToolCallProgress = { callId: call.callId, ...(p === undefined ? {} : { progress: p }), ...(message ? { message: message.slice(0, 1_000) } : {}) };
+    // The connection the reply goes out on, so every report precedes it.
+    if (!nc.isClosed()) nc.publish(call.progressTo, encodeJson(body));
+  };
 }
 
 function respond(msg: Msg, reply: ToolCallReply): void {
