@@ -2,9 +2,11 @@ import { Logger } from '@nestjs/common';
 import OpenAI from 'openai';
 import { abortableDelay } from '../abortable-delay';
 import { ModelError, type ModelAnswer, type ModelProvider, type ModelRequest } from '../model.provider';
+import { DeltaGate } from '../delta-gate';
 import { answerOf } from './openai.answer';
 import { backoffMs, classify, giveUp, isAbort, type Failure } from './openai.failures';
 import { toOpenAIMessages, toOpenAITools } from './openai.messages';
+import { readCompletionStream } from './openai.stream';
 
 /** The `openai` provider's server-side configuration (OPENAI_* variables); never taken from a request. */
 export interface OpenAIConfig {
@@ -52,14 +54,19 @@ export class OpenAIModel implements ModelProvider {
       messages: toOpenAIMessages(request.messages),
       // Some servers refuse an empty tools array.
       ...(request.tools.length ? { tools: toOpenAITools(request.tools) } : {}),
+      // Streamed, so the answer shows while it is written (DESIGN §8.1); usage comes in the last chunk.
+      stream: true as const,
+      stream_options: { include_usage: true },
     };
+    const deltas = new DeltaGate(request.onDelta);
     const attempts = 1 + this.config.maxRetries;
     let failure: Failure | undefined;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       if (failure) await abortableDelay(failure.retryAfterMs ?? backoffMs(attempt - 1, this.config.retryBaseMs ?? 500), signal);
       try {
-        const completion = await this.client.chat.completions.create(body, { signal });
-        return answerOf(completion, request.step);
+        deltas.restart();
+        const stream = await this.client.chat.completions.create(body, { signal });
+        return answerOf(await readCompletionStream(stream, (text) => deltas.push(text)), request.step);
       } catch (err) {
         if (isAbort(err, signal)) throw signal.reason ?? err;
         failure = classify(err);
