@@ -4,6 +4,7 @@ import { abortableDelay } from '../abortable-delay';
 import { ModelError, type ModelAnswer, type ModelProvider, type ModelRequest } from '../model.provider';
 import { DeltaGate } from '../delta-gate';
 import { answerOf } from './openai.answer';
+import { StreamBrokenError } from '../model.failures';
 import { backoffMs, classify, giveUp, isAbort, type Failure } from './openai.failures';
 import { toOpenAIMessages, toOpenAITools } from './openai.messages';
 import { readCompletionStream } from './openai.stream';
@@ -66,7 +67,10 @@ export class OpenAIModel implements ModelProvider {
       try {
         deltas.restart();
         const stream = await this.client.chat.completions.create(body, { signal });
-        return answerOf(await readCompletionStream(stream, (text) => deltas.push(text)), request.step);
+        const completion = await readCompletionStream(stream, (text) => deltas.push(text)).catch((err: unknown) => {
+          throw isAbort(err, signal) ? err : new StreamBrokenError(err);
+        });
+        return answerOf(completion, request.step);
       } catch (err) {
         if (isAbort(err, signal)) throw signal.reason ?? err;
         failure = classify(err);
