@@ -1,4 +1,4 @@
-import { readSse, type SseMessage } from '@steerline/client';
+import { readSse, SteerlineClient, type SseMessage } from '@steerline/client';
 import { startStack, type Stack } from '../support/stack';
 
 /** Live output (DESIGN §8.1) end to end: the engine publishes, the gateway interleaves, the log is untouched. */
@@ -55,5 +55,26 @@ describe('live output on the event stream', () => {
       expect(JSON.parse(m.data)).toMatchObject({ type: 'ToolProgress', turnId, step: 1, toolCallId: expect.any(String) });
     }
     expect(JSON.parse(progress.at(-1)!.m.data).progress).toBe(1);
+  });
+
+  it('the client library yields live output between the events with live: true, and leaves it out by default', async () => {
+    const client = new SteerlineClient({ baseUrl: stack.url });
+    const cid = (await stack.api('POST', '/conversations')).body.id as string;
+    const read = async (live: boolean) => {
+      const kinds: string[] = [];
+      const stop = new AbortController();
+      for await (const e of live ? client.events(cid, { live: true, signal: stop.signal }) : client.events(cid, { signal: stop.signal })) {
+        kinds.push('live' in e ? `live:${e.type}` : e.type);
+        if (e.type === 'TurnCompleted') stop.abort();
+      }
+      return kinds;
+    };
+    const withLive = read(true);
+    const withoutLive = read(false);
+    await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'go', model: { provider: 'scripted', script: [{ text: 'one two three four', delayMs: 300 }] } });
+    const kinds = await withLive;
+    expect(kinds.filter((k) => k === 'live:ModelDelta').length).toBeGreaterThan(2);
+    expect(kinds.indexOf('live:ModelDelta')).toBeLessThan(kinds.indexOf('ModelResponded'));
+    expect((await withoutLive).some((k) => k.startsWith('live:'))).toBe(false);
   });
 });

@@ -10,6 +10,7 @@ import type {
   SteerlineEvent,
   SteerOptions,
   StreamedEvent,
+  StreamedLive,
   TurnView,
 } from './types';
 
@@ -93,7 +94,9 @@ export class SteerlineClient {
    * caller sees every event once, in log order. Errors that retrying cannot
    * fix (`not_found`, `unauthorized`, `invalid_request`) are thrown.
    */
-  async *events(conversationId: string, opts: EventsOptions = {}): AsyncGenerator<StreamedEvent> {
+  events(conversationId: string, opts: EventsOptions & { live: true }): AsyncGenerator<StreamedEvent | StreamedLive>;
+  events(conversationId: string, opts?: EventsOptions): AsyncGenerator<StreamedEvent>;
+  async *events(conversationId: string, opts: EventsOptions = {}): AsyncGenerator<StreamedEvent | StreamedLive> {
     let lastId = opts.after ?? 0;
     let failures = 0;
     const baseDelay = opts.reconnectDelayMs ?? 500;
@@ -102,7 +105,7 @@ export class SteerlineClient {
       const abort = () => controller.abort();
       opts.signal?.addEventListener('abort', abort, { once: true });
       try {
-        const res = await this.fetch(`${this.baseUrl}/v1/conversations/${seg(conversationId)}/events`, {
+        const res = await this.fetch(`${this.baseUrl}/v1/conversations/${seg(conversationId)}/events${opts.live ? '' : '?live=0'}`, {
           headers: { ...this.auth(), accept: 'text/event-stream', ...(lastId > 0 ? { 'last-event-id': String(lastId) } : {}) },
           signal: controller.signal,
         });
@@ -113,6 +116,11 @@ export class SteerlineClient {
         }
         let fresh = false;
         for await (const message of readSse(res.body)) {
+          if (message.hasId === false) {
+            // Live output: shown as it comes, not a position to resume from.
+            if (opts.live && (message.event === 'ModelDelta' || message.event === 'ToolProgress')) yield { live: true, type: message.event, message: JSON.parse(message.data) };
+            continue;
+          }
           const id = Number(message.id);
           // Anything without a log position (none are sent today) is not an event to hand out.
           if (!Number.isSafeInteger(id) || id <= lastId) continue;
