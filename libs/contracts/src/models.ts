@@ -17,10 +17,8 @@ export const ScriptedModelSchema = z
   .object({ provider: z.literal('scripted'), name: z.string().default('scripted'), script: z.array(ScriptStepSchema).max(1000).default([]) })
   .strict();
 export const OpenAIModelSchema = z.object({ provider: z.literal('openai'), name: z.string().min(1).max(200) }).strict();
-/** Claude through the Messages API (DESIGN §8.1); endpoint and key are the server's (ANTHROPIC_*). */
-export const AnthropicModelSchema = z.object({ provider: z.literal('anthropic'), name: z.string().min(1).max(200) }).strict();
 
-export const ModelSpecSchema = z.discriminatedUnion('provider', [ScriptedModelSchema, OpenAIModelSchema, AnthropicModelSchema]);
+export const ModelSpecSchema = z.discriminatedUnion('provider', [ScriptedModelSchema, OpenAIModelSchema]);
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;
 export const DEFAULT_MODEL: ModelSpec = { provider: 'scripted', name: 'scripted', script: [] };
 

@@ -6,9 +6,11 @@ import { OpenAIModel, type OpenAIConfig } from './openai/openai.model';
 
 /** Chooses the provider a turn names. New providers register here. */
 export class ModelRegistry {
-  private readonly providers = new Map<ModelSpec['provider'], ModelProvider>([['scripted', new ScriptedModel()]]);
+  // Keyed by name, not by the contract's provider list: a provider can be
+  // configured before the contract lets a turn name it (see anthropic).
+  private readonly providers = new Map<string, ModelProvider>([['scripted', new ScriptedModel()]]);
 
-  register(name: ModelSpec['provider'], provider: ModelProvider): void {
+  register(name: string, provider: ModelProvider): void {
     this.providers.set(name, provider);
   }
 

@@ -45,9 +45,11 @@ export class AnthropicModel implements ModelProvider {
   }
 
   async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelAnswer> {
-    if (request.model.provider !== 'anthropic') throw new ModelError('model_failed', 'the anthropic provider got another provider’s request');
+    // Read loosely: `anthropic` is not yet in the contract's ModelSpec (it needs TurnStarted v2; see README Decisions).
+    const spec = request.model as { provider: string; name?: string };
+    if (spec.provider !== 'anthropic' || !spec.name) throw new ModelError('model_failed', 'the anthropic provider got another provider’s request');
     const body = {
-      model: request.model.name,
+      model: spec.name,
       max_tokens: this.config.maxTokens,
       messages: toAnthropicMessages(request.messages),
       ...(request.tools.length ? { tools: toAnthropicTools(request.tools) } : {}),
@@ -68,7 +70,7 @@ export class AnthropicModel implements ModelProvider {
         if (signal.aborted || err instanceof APIUserAbortError) throw signal.reason ?? err;
         failure = classify(err);
         if (!failure.retry || attempt === attempts) throw giveUp(failure, attempt);
-        this.logger.warn({ message: 'model request failed; retrying', model: request.model.name, step: request.step, attempt, code: failure.code, error: failure.message });
+        this.logger.warn({ message: 'model request failed; retrying', model: spec.name, step: request.step, attempt, code: failure.code, error: failure.message });
       }
     }
     throw new ModelError('model_failed', 'no attempt was made');
