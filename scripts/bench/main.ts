@@ -128,6 +128,9 @@ function watcherRows(w: Awaited<ReturnType<typeof measureWatchers>>): Row[] {
     { group: 'steerline', name: `reconnect storm: ${w.storm} watchers live again after a gateway restart`, value: w.stormSeconds, unit: 's' },
     { group: 'steerline', name: `reconnect storm: watchers with a gap or a duplicate (${w.stormEvents} events appended throughout)`, value: w.stormBroken, unit: '', target: '0' },
     { group: 'steerline', name: 'reconnect storm: JetStream consumers held once live', value: w.stormConsumers, unit: '', target: '0' },
+    { group: 'raw', name: 'core NATS publish → subscribe + HTTP chunk write → read, p50', value: w.livePath.floorP50, unit: 'ms' },
+    { group: 'steerline', name: 'live output: delta published → read by an SSE client, p50', value: w.livePath.p50, unit: 'ms', floor: w.livePath.floorP50, floorName: 'NATS hop + HTTP write', target: '≤ 2×' },
+    { group: 'steerline', name: 'live output: delta published → read by an SSE client, p99', value: w.livePath.p99, unit: 'ms', floor: w.livePath.floorP99, floorName: 'same, p99s' },
   ];
 }
 

@@ -22,7 +22,7 @@ export interface SseWatcher {
   close(): void;
 }
 
-export function openSseWatcher(url: string, headers: Record<string, string> = {}, opts: { keepArrivals?: boolean } = {}): Promise<SseWatcher> {
+export function openSseWatcher(url: string, headers: Record<string, string> = {}, opts: { keepArrivals?: boolean; onLive?: () => void } = {}): Promise<SseWatcher> {
   return new Promise((resolve, reject) => {
     const req: ClientRequest = request(url, { agent: false, headers: { accept: 'text/event-stream', ...headers } });
     req.once('error', reject);
@@ -53,7 +53,7 @@ export function openSseWatcher(url: string, headers: Record<string, string> = {}
         buffer += chunk;
         let cut: number;
         while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          frame(w, buffer.slice(0, cut), opts.keepArrivals === true);
+          if (frame(w, buffer.slice(0, cut), opts.keepArrivals === true) === 'live') opts.onLive?.();
           buffer = buffer.slice(cut + 2);
         }
         settle();
@@ -71,7 +71,7 @@ export function openSseWatcher(url: string, headers: Record<string, string> = {}
   });
 }
 
-function frame(w: SseWatcher, block: string, keepArrivals: boolean): void {
+function frame(w: SseWatcher, block: string, keepArrivals: boolean): 'stored' | 'live' | undefined {
   let id: number | undefined;
   let event: string | undefined;
   for (const line of block.split('\n')) {
@@ -82,5 +82,9 @@ function frame(w: SseWatcher, block: string, keepArrivals: boolean): void {
   if (id !== undefined) {
     w.ids.push(id);
     if (keepArrivals) w.arrivals.set(id, performance.now());
-  } else if (event !== undefined) w.live.push(event);
+    return 'stored';
+  }
+  if (event === undefined) return undefined;
+  w.live.push(event);
+  return 'live';
 }

@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { headers } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { encodeJson, ensureStream, EVENT_TYPE_HEADER, subjects, uuidv7 } from '@steerline/contracts';
+import { measureLivePath } from './live-path';
 import { spawnApp, stop } from './processes';
 import { openSseWatcher } from './sse-watcher';
 import { median, percentile, pool, rssMiB } from './stats';
@@ -62,6 +63,8 @@ export async function measureWatchers(opts: { natsUrl: string; prefix: string; n
     }
     for (const w of idle) w.close();
     await liveCount(url(), 0, 60_000);
+    opts.log('live output path');
+    const livePath = await measureLivePath({ nc: opts.nc, s, gatewayUrl: url(), cid });
 
     // 2. A reconnect storm: watchers of many conversations, events appended throughout, the gateway killed and started again.
     opts.log(`reconnect storm of ${opts.storm} watchers`);
@@ -115,6 +118,7 @@ export async function measureWatchers(opts: { natsUrl: string; prefix: string; n
       stormSeconds,
       stormBroken: broken,
       stormConsumers,
+      livePath,
     };
   } finally {
     await stop(gateway.child);
