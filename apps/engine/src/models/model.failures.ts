@@ -1,3 +1,4 @@
+import { abortableDelay } from './abortable-delay';
 import { ModelError } from './model.provider';
 
 /** How one failed attempt is handled: tried again (with backoff) or the end of the model call. */
@@ -57,4 +58,49 @@ export class StreamBrokenError extends Error {
     super(`the answer stream broke: ${(cause as Error)?.message ?? String(cause)}`);
     this.name = 'StreamBrokenError';
   }
+}
+
+/** A model endpoint as the server's configuration gives it (never a request). */
+export interface EndpointConfig {
+  /** Unset: the vendor's own endpoint. */
+  baseUrl?: string;
+  /** Unset: no key is sent. */
+  apiKey?: string;
+  /** One attempt's limit. */
+  timeoutMs: number;
+  /** Further attempts after a transient failure. */
+  maxRetries: number;
+  /** The first backoff; each further one doubles (with jitter). */
+  retryBaseMs?: number;
+}
+
+export interface RetryRules {
+  classify(err: unknown): Failure;
+  /** The caller gave up (a cancel): rethrown as is, never retried. */
+  isAbort(err: unknown): boolean;
+  onRetry(failure: Failure, attempt: number): void;
+}
+
+/**
+ * One model call with our retry rules (not the SDK's, so they are in one
+ * place and a cancel also ends a backoff): a transient failure is tried again
+ * after the endpoint's Retry-After or a jittered backoff, up to `maxRetries`
+ * more times; then, or at once on a failure that is not transient, the turn
+ * gets a ModelError with its code.
+ */
+export async function withRetries<T>(config: EndpointConfig, signal: AbortSignal, rules: RetryRules, attempt: () => Promise<T>): Promise<T> {
+  const attempts = 1 + config.maxRetries;
+  let failure: Failure | undefined;
+  for (let n = 1; n <= attempts; n++) {
+    if (failure) await abortableDelay(failure.retryAfterMs ?? backoffMs(n - 1, config.retryBaseMs ?? 500), signal);
+    try {
+      return await attempt();
+    } catch (err) {
+      if (signal.aborted || rules.isAbort(err)) throw signal.reason ?? err;
+      failure = rules.classify(err);
+      if (!failure.retry || n === attempts) throw giveUp(failure, n);
+      rules.onRetry(failure, n);
+    }
+  }
+  throw new ModelError('model_failed', 'no attempt was made');
 }

@@ -1,23 +1,14 @@
 import { Logger } from '@nestjs/common';
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import { abortableDelay } from '../abortable-delay';
 import { DeltaGate } from '../delta-gate';
-import { backoffMs, classifyStatus, giveUp, StreamBrokenError, type Failure } from '../model.failures';
+import { classifyStatus, StreamBrokenError, withRetries, type EndpointConfig, type Failure } from '../model.failures';
 import { ModelError, type ModelAnswer, type ModelProvider, type ModelRequest } from '../model.provider';
 import { MalformedAnswerError } from '../openai/openai.answer';
 import { toAnthropicMessages, toAnthropicTools } from './anthropic.messages';
 import { readMessageStream } from './anthropic.stream';
 
 /** The `anthropic` provider's server-side configuration (ANTHROPIC_* variables); never taken from a request. */
-export interface AnthropicConfig {
-  /** Unset: Anthropic's own endpoint. */
-  baseUrl?: string;
-  apiKey?: string;
-  /** One attempt's limit. */
-  timeoutMs: number;
-  /** Further attempts after a transient failure. */
-  maxRetries: number;
-  retryBaseMs?: number;
+export interface AnthropicConfig extends EndpointConfig {
   /** `max_tokens` of every request (the API requires one). */
   maxTokens: number;
 }
@@ -56,24 +47,19 @@ export class AnthropicModel implements ModelProvider {
       stream: true as const,
     };
     const deltas = new DeltaGate(request.onDelta);
-    const attempts = 1 + this.config.maxRetries;
-    let failure: Failure | undefined;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (failure) await abortableDelay(failure.retryAfterMs ?? backoffMs(attempt - 1, this.config.retryBaseMs ?? 500), signal);
-      try {
-        deltas.restart();
-        const stream = await this.client.messages.create(body, { signal });
-        return await readMessageStream(stream, request.step, (text) => deltas.push(text)).catch((err: unknown) => {
-          throw signal.aborted || err instanceof MalformedAnswerError ? err : new StreamBrokenError(err);
-        });
-      } catch (err) {
-        if (signal.aborted || err instanceof APIUserAbortError) throw signal.reason ?? err;
-        failure = classify(err);
-        if (!failure.retry || attempt === attempts) throw giveUp(failure, attempt);
-        this.logger.warn({ message: 'model request failed; retrying', model: spec.name, step: request.step, attempt, code: failure.code, error: failure.message });
-      }
-    }
-    throw new ModelError('model_failed', 'no attempt was made');
+    const rules = {
+      classify,
+      isAbort: (err: unknown) => err instanceof APIUserAbortError,
+      onRetry: (failure: Failure, attempt: number) =>
+        this.logger.warn({ message: 'model request failed; retrying', model: spec.name, step: request.step, attempt, code: failure.code, error: failure.message }),
+    };
+    return withRetries(this.config, signal, rules, async () => {
+      deltas.restart();
+      const stream = await this.client.messages.create(body, { signal });
+      return readMessageStream(stream, request.step, (text) => deltas.push(text)).catch((err: unknown) => {
+        throw signal.aborted || err instanceof MalformedAnswerError ? err : new StreamBrokenError(err);
+      });
+    });
   }
 }
 
