@@ -6,7 +6,7 @@
  * In a terminal it keeps a progress line and lets you type steers of your own;
  * with CI=true or without a terminal it runs alone and prints plain lines.
  */
-import { SteerlineClient, SteerlineClientError, type Receipt, type StreamedEvent } from '@steerline/client';
+import { SteerlineClient, SteerlineClientError, type Receipt, type StreamedEvent, type StreamedLive } from '@steerline/client';
 import { TerminalScreen } from './terminal-screen';
 
 const GATEWAY_URL = process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000';
@@ -111,7 +111,12 @@ function receiptLine(label: string, r: Receipt): string {
 /** Streams events until the turn ends; resolves with the turn's last event type, if it ended. */
 async function follow(conversationId: string, turnEnded: AbortController): Promise<string | undefined> {
   let end: string | undefined;
-  for await (const e of client.events(conversationId, { signal: turnEnded.signal, reconnectDelayMs: 200, maxReconnects: 20 })) {
+  for await (const e of client.events(conversationId, { live: true, signal: turnEnded.signal, reconnectDelayMs: 200, maxReconnects: 20 })) {
+    if ('live' in e) {
+      showLive(e);
+      continue;
+    }
+    writing = '';
     tally.events++;
     display.line(`${clock()}  #${String(e.id).padEnd(4)} ${e.type.padEnd(19)} ${describe(e)}`);
     showProgress();
@@ -121,6 +126,25 @@ async function follow(conversationId: string, turnEnded: AbortController): Promi
     }
   }
   return end;
+}
+
+let writing = '';
+
+/**
+ * Live output on the progress line (a terminal only; plain output gets the
+ * whole text with ModelResponded): the answer as it is written, a bar for a
+ * running tool.
+ */
+function showLive(e: StreamedLive): void {
+  if (!interactive) return;
+  if (e.message.type === 'ModelDelta') {
+    writing += e.message.text;
+    display.progress(`[writing] ${writing.replace(/\s+/g, ' ').slice(-70)}`);
+  } else {
+    const done = e.message.progress ?? 0;
+    const bar = '#'.repeat(Math.round(done * 20)).padEnd(20, '.');
+    display.progress(`[tool] [${bar}] ${Math.round(done * 100)}% ${e.message.message ?? ''}`);
+  }
 }
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -185,7 +209,7 @@ async function main(): Promise<void> {
     prompt: 'Refactor the parser',
     model: {
       provider: 'scripted',
-      script: [{ tool: { name: 'sleep', args: { ms: toolMs } } }, { tool: { name: 'sleep', args: { ms: toolMs / 2 } } }, { text: 'Refactoring done.' }],
+      script: [{ tool: { name: 'sleep', args: { ms: toolMs } } }, { tool: { name: 'sleep', args: { ms: toolMs / 2 } } }, { text: 'Refactoring done: the public API is unchanged and the empty input has its test.', delayMs: 800 }],
     },
   });
   display.line(`conversation ${conversationId}, turn ${turnId}`);

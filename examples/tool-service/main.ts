@@ -40,15 +40,22 @@ const slowEcho: ServedTool = {
       additionalProperties: false,
     },
   },
-  async run(args, { signal, call }) {
+  async run(args, { signal, call, progress }) {
     say({ event: 'call', tool: 'slow_echo', callId: call.callId, turnId: call.turnId });
     const ms = Number(args.ms);
     if (!Number.isInteger(ms) || ms < 0 || ms > 600_000) throw new ToolFailure('invalid_arguments', 'ms must be an integer from 0 to 600000');
+    const started = Date.now();
+    // Live output: the person steering sees how far the call is.
+    const ticker = setInterval(() => progress(Math.min(1, (Date.now() - started) / ms), 'echoing'), 250);
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, ms);
+      const timer = setTimeout(() => {
+        clearInterval(ticker);
+        resolve();
+      }, ms);
       signal.addEventListener(
         'abort',
         () => {
+          clearInterval(ticker);
           clearTimeout(timer);
           say({ event: 'cancelled', tool: 'slow_echo', callId: call.callId, turnId: call.turnId, reason: (signal.reason as Error)?.message });
           reject(signal.reason);

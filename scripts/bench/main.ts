@@ -20,12 +20,18 @@ import { measureRaw } from './raw';
 import { renderReport, type Row } from './report';
 import { median } from './stats';
 import { measureBoundary, measureProjectionLag, measureSteerAccept } from './steerline';
+import { measureWatchers } from './watchers';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PG_SERVER = (process.env.BENCH_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres').replace(/\/[^/]*$/, '');
 const IDLE_TURNS = (process.env.BENCH_IDLE_TURNS ?? '1000,10000').split(',').map(Number);
+const IDLE_WATCHERS = Number(process.env.BENCH_IDLE_WATCHERS ?? 10_000);
+const STORM_WATCHERS = Number(process.env.BENCH_STORM_WATCHERS ?? 5_000);
+const machine = () => `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
 
 async function main(): Promise<void> {
+  // BENCH_ONLY=watchers: only the event-stream figures, in a block of their own.
+  if (process.env.BENCH_ONLY === 'watchers') return watchersOnly();
   const prefix = `bench${randomBytes(4).toString('hex')}`;
   const database = `steerline_${prefix}`;
   const databaseUrl = `${PG_SERVER}/${database}`;
@@ -87,8 +93,9 @@ async function main(): Promise<void> {
       ...memory.map((m): Row => ({ group: 'memory', name: `engine RSS with ${m.turns} running idle turns`, value: m.rssMiB, unit: 'MiB', target: m.turns === 10_000 ? '< 2048 MiB' : undefined })),
       ...memory.filter((m) => m.turns > 0).map((m): Row => ({ group: 'memory', name: `turn starts per second (to ${m.turns})`, value: m.startsPerSecond, unit: 'turns/s' })),
     ];
-    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
-    const report = renderReport(rows, machine);
+    log('event streams at scale');
+    rows.push(...watcherRows(await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log })));
+    const report = renderReport(rows, machine());
     console.log(report.table);
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
   } finally {
@@ -97,6 +104,39 @@ async function main(): Promise<void> {
     await nc.close();
     await dropDatabase(PG_SERVER, database);
   }
+}
+
+async function watchersOnly(): Promise<void> {
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const nc = await connectNats(NATS_URL, 'bench');
+  try {
+    const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
+    const figures = await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log });
+    const report = renderReport(watcherRows(figures), machine(), 'bench-watchers');
+    console.log(report.table);
+    if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
+  } finally {
+    await deleteStreams(nc, prefix);
+    await nc.close();
+  }
+}
+
+function watcherRows(w: Awaited<ReturnType<typeof measureWatchers>>): Row[] {
+  return [
+    { group: 'steerline', name: `event streams: JetStream consumers per live watcher (${w.idle} idle watchers)`, value: w.consumersPerWatcher, unit: '', target: '0' },
+    { group: 'memory', name: `gateway RSS with ${w.idle} idle watchers (${w.rssBefore.toFixed(0)} MiB without)`, value: w.rssIdle, unit: 'MiB' },
+    { group: 'memory', name: 'gateway memory per idle watcher', value: w.kibPerWatcher, unit: 'KiB' },
+    { group: 'steerline', name: `${w.idle} watchers opened and live`, value: w.openSeconds, unit: 's' },
+    { group: 'steerline', name: `one appended event → each of ${w.idle} watchers, p50`, value: w.fanOutP50, unit: 'ms' },
+    { group: 'steerline', name: `one appended event → each of ${w.idle} watchers, p99`, value: w.fanOutP99, unit: 'ms' },
+    { group: 'steerline', name: `one appended event → the last of ${w.idle} watchers`, value: w.fanOutAll, unit: 'ms' },
+    { group: 'steerline', name: `reconnect storm: ${w.storm} watchers live again after a gateway restart`, value: w.stormSeconds, unit: 's' },
+    { group: 'steerline', name: `reconnect storm: watchers with a gap or a duplicate (${w.stormEvents} events appended throughout)`, value: w.stormBroken, unit: '', target: '0' },
+    { group: 'steerline', name: 'reconnect storm: JetStream consumers held once live', value: w.stormConsumers, unit: '', target: '0' },
+    { group: 'raw', name: 'core NATS publish → subscribe + HTTP chunk write → read, p50', value: w.livePath.floorP50, unit: 'ms' },
+    { group: 'steerline', name: 'live output: delta published → read by an SSE client, p50', value: w.livePath.p50, unit: 'ms', floor: w.livePath.floorP50, floorName: 'NATS hop + HTTP write', target: '≤ 2×' },
+    { group: 'steerline', name: 'live output: delta published → read by an SSE client, p99', value: w.livePath.p99, unit: 'ms', floor: w.livePath.floorP99, floorName: 'same, p99s' },
+  ];
 }
 
 async function timeRebuild(env: Record<string, string>, nc: Awaited<ReturnType<typeof connectNats>>, prefix: string) {

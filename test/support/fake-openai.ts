@@ -3,7 +3,16 @@ import type { AddressInfo } from 'node:net';
 
 /** One thing the fake answers with; answers are used in the order they were queued. */
 export type FakeAnswer =
-  | { text?: string; toolCalls?: { id?: string; name: string; args?: Record<string, unknown>; rawArguments?: string }[]; usage?: { prompt_tokens: number; completion_tokens: number }; delayMs?: number }
+  | {
+      text?: string;
+      toolCalls?: { id?: string; name: string; args?: Record<string, unknown>; rawArguments?: string }[];
+      usage?: { prompt_tokens: number; completion_tokens: number };
+      delayMs?: number;
+      /** Streamed answers only: the connection is cut after this many chunks (a stream that breaks mid-answer). */
+      cutAfter?: number;
+      /** Streamed answers only: pause between chunks. */
+      chunkDelayMs?: number;
+    }
   /** An HTTP error status with an OpenAI-style error body. */
   | { status: number; message?: string; delayMs?: number; headers?: Record<string, string> }
   /** Never answers: the request stays open until the client gives up (abort, timeout). */
@@ -45,7 +54,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         if (!res.writableFinished) recorded.abortedAt = Date.now();
       });
       if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) return send(res, 404, { error: { message: 'not found', type: 'invalid_request_error' } });
-      void reply(res, queue.shift() ?? { text: 'done' }, recorded.body?.model ?? 'unknown');
+      const answer = queue.shift() ?? { text: 'done' };
+      // Clients that ask for a stream get the chat-completions SSE wire format.
+      if (recorded.body?.stream === true) void streamReply(res, answer, recorded.body?.model ?? 'unknown');
+      else void reply(res, answer, recorded.body?.model ?? 'unknown');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -86,6 +98,41 @@ async function reply(res: ServerResponse, answer: FakeAnswer, model: string): Pr
     ],
     usage: answer.usage ? { ...answer.usage, total_tokens: answer.usage.prompt_tokens + answer.usage.completion_tokens } : undefined,
   });
+}
+
+/** The same answers as `reply`, as `chat.completion.chunk` Server-Sent Events ending in `data: [DONE]`. */
+async function streamReply(res: ServerResponse, answer: FakeAnswer, model: string): Promise<void> {
+  if ('hang' in answer) return;
+  if ('delayMs' in answer && answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
+  if (res.destroyed) return;
+  if ('status' in answer) return send(res, answer.status, { error: { message: answer.message ?? `fake error ${answer.status}`, type: 'server_error' } }, answer.headers);
+  const base = { id: `chatcmpl-${Date.now()}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model };
+  const chunks: unknown[] = [];
+  if ('raw' in answer) chunks.push(answer.raw);
+  else {
+    const choice = (delta: unknown, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+    chunks.push(choice({ role: 'assistant', content: '' }));
+    // Word by word, as a model writes.
+    for (const word of (answer.text ?? '').split(/(?<=\s)(?=\S)/).filter(Boolean)) chunks.push(choice({ content: word }));
+    (answer.toolCalls ?? []).forEach((c, i) => {
+      const args = c.rawArguments ?? JSON.stringify(c.args ?? {});
+      const half = Math.ceil(args.length / 2);
+      chunks.push(choice({ tool_calls: [{ index: i, id: c.id ?? `fake_call_${i}`, type: 'function', function: { name: c.name, arguments: args.slice(0, half) } }] }));
+      chunks.push(choice({ tool_calls: [{ index: i, function: { arguments: args.slice(half) } }] }));
+    });
+    chunks.push(choice({}, answer.toolCalls?.length ? 'tool_calls' : 'stop'));
+    if (answer.usage) chunks.push({ ...base, choices: [], usage: { ...answer.usage, total_tokens: answer.usage.prompt_tokens + answer.usage.completion_tokens } });
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const cutAfter = 'cutAfter' in answer ? answer.cutAfter : undefined;
+  const pause = 'chunkDelayMs' in answer ? answer.chunkDelayMs : undefined;
+  for (const [i, chunk] of chunks.entries()) {
+    if (cutAfter !== undefined && i >= cutAfter) return void res.socket?.destroy();
+    if (res.destroyed) return;
+    res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    if (pause) await new Promise((r) => setTimeout(r, pause));
+  }
+  res.end('data: [DONE]\n\n');
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

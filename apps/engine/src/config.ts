@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, uuidv7 } from '@steerline/contracts';
+import type { AnthropicConfig } from './models/anthropic/anthropic.model';
 import type { OpenAIConfig } from './models/openai/openai.model';
 import type { RemoteToolOptions } from './tools/remote/remote-tool.directory';
 import { loadMcpConfig, type McpServerConfig } from './tools/mcp/mcp.config';
@@ -26,6 +27,12 @@ const EngineEnv = z.object({
   OPENAI_API_KEY: optional(z.string()),
   OPENAI_TIMEOUT_MS: millis(100, 120_000),
   OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  /** The `anthropic` provider: enabled when either is set, like openai's. */
+  ANTHROPIC_BASE_URL: optional(z.url({ protocol: /^https?$/ })),
+  ANTHROPIC_API_KEY: optional(z.string()),
+  ANTHROPIC_TIMEOUT_MS: millis(100, 120_000),
+  ANTHROPIC_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  ANTHROPIC_MAX_TOKENS: z.coerce.number().int().min(1).max(128_000).default(4096),
   /** How long a remote tool call waits for its answer, unless the tool's description says otherwise. */
   STEERLINE_TOOL_TIMEOUT_MS: millis(100, 60_000),
   /** How often the engine asks tool services to describe themselves (services also announce themselves at start). */
@@ -46,6 +53,8 @@ export interface EngineConfig {
   resumeLimit: number;
   /** Absent: the `openai` provider is not offered. */
   openai?: OpenAIConfig;
+  /** Absent: the `anthropic` provider is not offered. */
+  anthropic?: AnthropicConfig;
   /** Absent: the defaults. */
   remoteTools?: RemoteToolOptions;
   /** MCP servers (STEERLINE_MCP_CONFIG); absent: none. */
@@ -78,6 +87,17 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     resumeLimit: e.STEERLINE_RESUME_LIMIT,
     ...(e.OPENAI_BASE_URL !== undefined || e.OPENAI_API_KEY !== undefined
       ? { openai: { baseUrl: e.OPENAI_BASE_URL, apiKey: e.OPENAI_API_KEY, timeoutMs: e.OPENAI_TIMEOUT_MS, maxRetries: e.OPENAI_MAX_RETRIES } }
+      : {}),
+    ...(e.ANTHROPIC_BASE_URL !== undefined || e.ANTHROPIC_API_KEY !== undefined
+      ? {
+          anthropic: {
+            baseUrl: e.ANTHROPIC_BASE_URL,
+            apiKey: e.ANTHROPIC_API_KEY,
+            timeoutMs: e.ANTHROPIC_TIMEOUT_MS,
+            maxRetries: e.ANTHROPIC_MAX_RETRIES,
+            maxTokens: e.ANTHROPIC_MAX_TOKENS,
+          },
+        }
       : {}),
     remoteTools: { callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS, discoveryIntervalMs: e.STEERLINE_TOOL_DISCOVERY_MS },
     ...(mcpServers ? { mcp: { servers: mcpServers, callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS } } : {}),

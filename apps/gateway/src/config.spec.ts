@@ -12,6 +12,9 @@ describe('gateway configuration', () => {
       rateLimit: { perSecond: 100, burst: 200 },
       sseHeartbeatMs: 15_000,
       consoleDir: defaultConsoleDir(),
+      sseMaxStreams: 20_000,
+      sseMaxStreamsPerKey: 1_000,
+      sseBufferBytes: 262_144,
     });
   });
 
@@ -43,6 +46,9 @@ describe('gateway configuration', () => {
     ['STEERLINE_RATE_LIMIT', { STEERLINE_RATE_LIMIT: '-1' }],
     ['STEERLINE_RATE_BURST', { STEERLINE_RATE_BURST: '0' }],
     ['STEERLINE_SSE_HEARTBEAT_MS', { STEERLINE_SSE_HEARTBEAT_MS: '5' }],
+    ['STEERLINE_SSE_MAX_STREAMS', { STEERLINE_SSE_MAX_STREAMS: '0' }],
+    ['STEERLINE_SSE_MAX_STREAMS_PER_KEY', { STEERLINE_SSE_MAX_STREAMS_PER_KEY: '1.5' }],
+    ['STEERLINE_SSE_BUFFER_BYTES', { STEERLINE_SSE_BUFFER_BYTES: '10' }],
   ])('refuses to start on a bad %s (%j) and names it', (name, env) => {
     expect(() => loadGatewayConfig(env)).toThrow(ConfigError);
     expect(() => loadGatewayConfig(env)).toThrow(name);

@@ -20,6 +20,12 @@ export interface GatewayConfig {
   sseHeartbeatMs: number;
   /** The console's built files (served at /console); undefined: not built, /console answers 404. */
   consoleDir: string | undefined;
+  /** Open event streams this gateway serves at most; one more is refused with 429. */
+  sseMaxStreams: number;
+  /** Open event streams per API key (per client address on an open API) at most. */
+  sseMaxStreamsPerKey: number;
+  /** Unsent output a stream may hold: past it live messages are dropped, past twice it the stream ends. */
+  sseBufferBytes: number;
 }
 
 export interface RateLimit {
@@ -66,6 +72,9 @@ const EnvSchema = z.object({
   STEERLINE_RATE_BURST: number('a positive number of requests', '', (n) => n >= 1),
   STEERLINE_CONSOLE_DIR: z.string().trim().min(1, 'must not be empty').optional(),
   STEERLINE_SSE_HEARTBEAT_MS: number('an integer from 100 to 300000', '15000', (n) => Number.isInteger(n) && n >= 100 && n <= 300_000),
+  STEERLINE_SSE_MAX_STREAMS: number('a positive integer', '20000', (n) => Number.isInteger(n) && n >= 1),
+  STEERLINE_SSE_MAX_STREAMS_PER_KEY: number('a positive integer', '1000', (n) => Number.isInteger(n) && n >= 1),
+  STEERLINE_SSE_BUFFER_BYTES: number('an integer from 1024 to 67108864', '262144', (n) => Number.isInteger(n) && n >= 1024 && n <= 64 * 1024 * 1024),
 });
 
 function number(what: string, fallback: string, ok: (n: number) => boolean) {
@@ -120,5 +129,8 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string
     rateLimit,
     sseHeartbeatMs: e.STEERLINE_SSE_HEARTBEAT_MS ?? 15_000,
     consoleDir: e.STEERLINE_CONSOLE_DIR ?? defaultConsoleDir(),
+    sseMaxStreams: e.STEERLINE_SSE_MAX_STREAMS ?? 20_000,
+    sseMaxStreamsPerKey: e.STEERLINE_SSE_MAX_STREAMS_PER_KEY ?? 1_000,
+    sseBufferBytes: e.STEERLINE_SSE_BUFFER_BYTES ?? 262_144,
   };
 }

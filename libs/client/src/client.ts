@@ -6,11 +6,13 @@ import type {
   ConversationView,
   DroppedReceipt,
   EventsOptions,
+  LiveMessage,
   Receipt,
   StartTurnInput,
   SteerlineEvent,
   SteerOptions,
   StreamedEvent,
+  StreamedLive,
   TurnView,
 } from './types';
 
@@ -106,7 +108,9 @@ export class SteerlineClient {
    * caller sees every event once, in log order. Errors that retrying cannot
    * fix (`not_found`, `unauthorized`, `invalid_request`) are thrown.
    */
-  async *events(conversationId: string, opts: EventsOptions = {}): AsyncGenerator<StreamedEvent> {
+  events(conversationId: string, opts: EventsOptions & { live: true }): AsyncGenerator<StreamedEvent | StreamedLive>;
+  events(conversationId: string, opts?: EventsOptions): AsyncGenerator<StreamedEvent>;
+  async *events(conversationId: string, opts: EventsOptions = {}): AsyncGenerator<StreamedEvent | StreamedLive> {
     let lastId = opts.after ?? 0;
     let failures = 0;
     const baseDelay = opts.reconnectDelayMs ?? 500;
@@ -115,7 +119,7 @@ export class SteerlineClient {
       const abort = () => controller.abort();
       opts.signal?.addEventListener('abort', abort, { once: true });
       try {
-        const res = await this.fetch(`${this.baseUrl}/v1/conversations/${seg(conversationId)}/events`, {
+        const res = await this.fetch(`${this.baseUrl}/v1/conversations/${seg(conversationId)}/events${opts.live || opts.onLive ? '' : '?live=0'}`, {
           headers: { ...this.auth(), accept: 'text/event-stream', ...(lastId > 0 ? { 'last-event-id': String(lastId) } : {}) },
           signal: controller.signal,
         });
@@ -126,9 +130,13 @@ export class SteerlineClient {
         }
         let fresh = false;
         for await (const message of readSse(res.body)) {
-          // Live messages carry no id: line, so the parser's id is still the last event's.
-          if (LIVE_EVENTS.has(message.event)) {
-            opts.onLive?.({ type: message.event, data: JSON.parse(message.data) as unknown });
+          // Live messages carry no id: line, so the parser's id is still the last event's: never a position to resume from.
+          if (message.hasId === false || LIVE_EVENTS.has(message.event)) {
+            if (LIVE_EVENTS.has(message.event)) {
+              const data = JSON.parse(message.data);
+              opts.onLive?.({ type: message.event, data });
+              if (opts.live) yield { live: true, type: message.event as LiveMessage['type'], message: data as LiveMessage };
+            }
             continue;
           }
           const id = Number(message.id);

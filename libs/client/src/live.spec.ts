@@ -1,5 +1,5 @@
 import { SteerlineClient } from './client';
-import type { LiveMessage, StreamedEvent } from './types';
+import type { LiveNotice, StreamedEvent } from './types';
 
 const event = (id: number, type: string) => `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify({ type, turnId: 't' })}\n\n`;
 const live = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -29,7 +29,7 @@ describe('the client’s event stream with live messages', () => {
     const requests: Headers[] = [];
     const body = event(7, 'ModelRequested') + live('ModelDelta', { turnId: 't', step: 1, index: 0, text: 'Hel' }) + event(8, 'ModelResponded') + live('ToolProgress', { turnId: 't', toolCallId: 'c', progress: 0.5 });
     const client = new SteerlineClient({ baseUrl: 'http://gateway', fetch: gateway(body, requests) });
-    const lives: LiveMessage[] = [];
+    const lives: LiveNotice[] = [];
     const events: StreamedEvent[] = [];
     const abort = new AbortController();
     for await (const e of client.events('cid', { signal: abort.signal, onLive: (m) => lives.push(m), reconnectDelayMs: 1 })) {

@@ -3,6 +3,8 @@ export interface SseMessage {
   id: string | undefined;
   event: string;
   data: string;
+  /** Whether the event had an `id:` line of its own (a live message has none). */
+  hasId?: boolean;
 }
 
 /**
@@ -18,6 +20,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
   let lastId: string | undefined;
   let event = '';
   let data: string[] = [];
+  let hasId = false;
   // A CR at the end of a chunk may be half of a CRLF: hold it until the next chunk.
   let pendingCr = false;
   try {
@@ -32,9 +35,10 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
       buffer = lines.pop() ?? '';
       for (const line of lines) {
         if (line === '') {
-          if (data.length > 0) yield { id: lastId, event: event || 'message', data: data.join('\n') };
+          if (data.length > 0) yield { id: lastId, event: event || 'message', data: data.join('\n'), hasId };
           event = '';
           data = [];
+          hasId = false;
           continue;
         }
         if (line.startsWith(':')) continue;
@@ -44,7 +48,10 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
         if (value.startsWith(' ')) value = value.slice(1);
         if (field === 'data') data.push(value);
         else if (field === 'event') event = value;
-        else if (field === 'id' && !value.includes('\0')) lastId = value;
+        else if (field === 'id' && !value.includes('\0')) {
+          lastId = value;
+          hasId = true;
+        }
       }
     }
   } finally {

@@ -1,8 +1,8 @@
-import type { Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, ModelSpec, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
+import type { Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, LiveMessage, ModelSpec, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
 
 // Type-only imports: the client has no run-time dependency on the contracts
 // (nor on NATS or zod); only `fetch`, which Node 18+ and browsers have.
-export type { Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, ModelSpec, SteerlineEvent, TurnLimits, TurnView };
+export type { Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, LiveMessage, ModelSpec, SteerlineEvent, TurnLimits, TurnView };
 
 interface ReceiptBase {
   steerId: string;
@@ -58,7 +58,16 @@ export interface StreamedEvent {
   event: SteerlineEvent;
 }
 
+/** Live output (docs/design.md §8.1): a ModelDelta or ToolProgress. Not an event: no log position, never replayed. */
+export interface StreamedLive {
+  live: true;
+  type: LiveMessage['type'];
+  message: LiveMessage;
+}
+
 export interface EventsOptions {
+  /** Also yield live output (ModelDelta, ToolProgress) between the events; default false. */
+  live?: boolean;
   /** Start after this log position (an earlier event's `id`); default: from the beginning. */
   after?: number;
   /** Ends the iteration. Breaking out of a `for await` ends it too. */
@@ -69,13 +78,13 @@ export interface EventsOptions {
    * Live messages (`ModelDelta`, `ToolProgress`: no log position, never replayed)
    * are handed here as they arrive; without it they are skipped.
    */
-  onLive?: (message: LiveMessage) => void;
+  onLive?: (message: LiveNotice) => void;
   /** Give up after this many reconnects in a row without a new event (default: never). */
   maxReconnects?: number;
 }
 
 /** A message of the stream that is not in the log: its SSE `event` name and parsed `data`. */
-export interface LiveMessage {
+export interface LiveNotice {
   type: string;
   data: unknown;
 }

@@ -14,6 +14,7 @@ import { ConversationsQuery } from './conversation-list';
 import { eventConsumerConfig } from './consumer-kit';
 import { EVENT_TYPES, type EventType } from './events';
 import { eventJsonSchema, readerJsonSchema, type JsonSchema } from './json-schema';
+import { ModelDeltaSchema, ToolProgressSchema } from './live';
 import { streamConfig } from './nats';
 import { ReplyDataSchemas, replySchema } from './reply-schemas';
 import { EVENT_TYPE_HEADER, STEER_ID_HEADER, subjects } from './subjects';
@@ -157,6 +158,17 @@ export function asyncApiDocument(): Record<string, unknown> {
     };
   }
 
+  const live: Array<[string, z.ZodType, string]> = [
+    ['ModelDelta', ModelDeltaSchema, 'A piece of a model answer as it is written; a step’s pieces joined (by index) are the text its ModelResponded records.'],
+    ['ToolProgress', ToolProgressSchema, 'How a running tool call is going: progress 0..1 and/or a message.'],
+  ];
+  for (const [type, schema, summary] of live) {
+    schemas[type] = embedded(readerJsonSchema(schema));
+    messages[type] = { name: type, summary, contentType: 'application/json', payload: ref(`components/schemas/${type}`) };
+  }
+  const liveAddress = placeholders(p.conversationLive('__tenantId__', CONVERSATION));
+  const storedAddress = placeholders(p.conversationStored('__tenantId__', CONVERSATION));
+
   const stream = JSON.parse(placeholders(JSON.stringify(streamConfig(p))));
   const consumer = JSON.parse(placeholders(JSON.stringify(eventConsumerConfig(p, '{durable}'))));
   const channels: Record<string, unknown> = {
@@ -171,6 +183,23 @@ export function asyncApiDocument(): Record<string, unknown> {
       messages: Object.fromEntries(EVENT_TYPES.map((t) => [t, ref(`components/messages/${t}`)])),
       'x-steerline-stream': { ...stream, description: 'ensureStream() creates it when missing; num_replicas is the deployment’s (3 on a cluster).' },
       'x-steerline-consumer': { ...consumer, description: 'The durable pull consumer consumeEvents() creates: in order, ack after the callback.' },
+    },
+    conversationStored: {
+      address: storedAddress,
+      title: 'The events of one conversation, republished once stored',
+      description:
+        'The stream republishes every stored event here (its republish rule) with headers Nats-Sequence (its stream sequence) and ' +
+        'Nats-Last-Sequence (the previous sequence on the same conversation subject). Gateways follow a conversation here; a publish ' +
+        'the stream refused never appears.',
+      parameters: channelParameters(storedAddress),
+      messages: Object.fromEntries(EVENT_TYPES.map((t) => [t, ref(`components/messages/${t}`)])),
+    },
+    conversationLive: {
+      address: liveAddress,
+      title: 'Live output of one conversation (core NATS, never stored)',
+      description: 'What a running turn is doing right now. Not facts: missed messages are not replayed; the events carry the whole text and results.',
+      parameters: channelParameters(liveAddress),
+      messages: Object.fromEntries(live.map(([t]) => [t, ref(`components/messages/${t}`)])),
     },
     inbox: {
       address: null,
@@ -196,6 +225,18 @@ export function asyncApiDocument(): Record<string, unknown> {
       channel: ref('channels/conversationEvents'),
       messages: EVENT_TYPES.map((t) => ref(`channels/conversationEvents/messages/${t}`)),
     },
+  };
+  operations.publishLive = {
+    action: 'send',
+    title: 'The engine publishes live output while a turn runs',
+    channel: ref('channels/conversationLive'),
+    messages: live.map(([t]) => ref(`channels/conversationLive/messages/${t}`)),
+  };
+  operations.followStored = {
+    action: 'receive',
+    title: 'Gateways follow the conversations their clients watch',
+    channel: ref('channels/conversationStored'),
+    messages: EVENT_TYPES.map((t) => ref(`channels/conversationStored/messages/${t}`)),
   };
   for (const spec of requests) {
     const name = capital(spec.id);

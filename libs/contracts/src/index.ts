@@ -26,3 +26,4 @@ export * from './reply-schemas';
 export * from './asyncapi';
 export * from './contract-files';
 export * from './logging';
+export * from './live';

@@ -33,9 +33,19 @@ export function streamConfig(s: Subjects, replicas = 1): Partial<StreamConfig> &
     // Long enough to cover an append retried across a NATS restart.
     duplicate_window: 10 * 60 * 1000 * NANOS_PER_MS,
     allow_direct: true,
+    // Each stored event again on `<prefix>.stored.…` with its sequences: what
+    // gateways follow live (one core subscription per watched conversation)
+    // instead of holding a JetStream consumer per watcher.
+    republish: { src: s.events, dest: s.stored },
   };
 }
 
+/**
+ * Creates the stream when missing. A stream made by an older release keeps
+ * its settings (NATS cannot add a republish rule to an existing stream);
+ * gateways notice and follow such a stream the slower way (see the gateway's
+ * ConversationTails).
+ */
 export async function ensureStream(jsm: JetStreamManager, s: Subjects, replicas = 1): Promise<void> {
   const config = streamConfig(s, replicas);
   try {
@@ -43,6 +53,12 @@ export async function ensureStream(jsm: JetStreamManager, s: Subjects, replicas 
   } catch {
     await jsm.streams.add(config);
   }
+}
+
+/** Whether the stream republishes stored events where gateways follow them (`streamConfig`'s rule). */
+export function republishesStored(config: Pick<StreamConfig, 'republish'>, s: Subjects): boolean {
+  const r = config.republish;
+  return r?.src === s.events && r.dest === s.stored && !r.headers_only;
 }
 
 /**

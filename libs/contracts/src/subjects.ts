@@ -22,6 +22,19 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     /** One conversation's events: the aggregate, guarded by expected last subject sequence. */
     conversationEvents: (tenantId: string, conversationId: string) =>
       `${prefix}.evt.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}`,
+    /**
+     * Every stored event, republished by the stream itself once it is stored,
+     * with headers `Nats-Sequence` (its stream sequence) and `Nats-Last-Sequence`
+     * (the previous sequence on the same conversation subject, 0 for none). A
+     * gateway follows a conversation here: a publish the stream refused (a
+     * stale writer, a deduplicated retry) reaches `evt` subscribers but never this.
+     */
+    stored: `${prefix}.stored.>`,
+    conversationStored: (tenantId: string, conversationId: string) =>
+      `${prefix}.stored.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}`,
+    /** Live output (core NATS only, never stored): ModelDelta and ToolProgress of a conversation's running turn. */
+    conversationLive: (tenantId: string, conversationId: string) =>
+      `${prefix}.live.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}`,
     createConversation: `${prefix}.cmd.conversation.create`,
     startTurn: `${prefix}.cmd.turn.start`,
     turnSteer: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.steer`,

@@ -13,6 +13,7 @@ import { maxPayload, publishSafely } from './safe-send';
  * | ------------------------------ | --------------------- | ------------ |
  * | `<prefix>.tool.<name>`         | request/reply, queue group `<prefix>-tool-<name>` | `ToolCallRequest` → `ToolCallReply` |
  * | `<prefix>.tool.<name>.cancel`  | publish, every instance | `ToolCancel`: stop the call `callId`; no reply |
+ * | the call's `progressTo`        | publish, by the service | `ToolCallProgress` while the call runs (live output); no reply |
  * | `<prefix>.tools.describe`      | request, many replies | `{}` → one `ToolServiceDescription` per service instance |
  * | `<prefix>.tools.announce`      | publish               | `ToolServiceDescription`, sent by a service when it starts |
  *
@@ -81,8 +82,22 @@ export const ToolCallRequestSchema = z.object({
    * marker names the output's true size. Absent: cut only to what NATS carries.
    */
   maxOutputBytes: z.number().int().positive().optional(),
+  /**
+   * Where the service may publish `ToolCallProgress` while it works (an inbox
+   * of the calling engine); absent: nobody listens. Engines shown it as
+   * ToolProgress live output (docs/design.md §8.1).
+   */
+  progressTo: z.string().min(1).max(256).optional(),
 });
 export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
+
+export const ToolCallProgressSchema = z.object({
+  callId: z.string().min(1),
+  /** Done so far, 0..1. */
+  progress: z.number().min(0).max(1).optional(),
+  message: z.string().max(1_000).optional(),
+});
+export type ToolCallProgress = z.infer<typeof ToolCallProgressSchema>;
 
 export const ToolCallErrorSchema = z.object({
   code: z.string().min(1).max(100),
@@ -114,8 +129,11 @@ export class ToolFailure extends Error {
 export interface ServedTool {
   descriptor: ToolDescriptor;
   /** `signal` aborts when the engine cancels the call (its turn was cancelled or it timed out). */
-  run(args: Record<string, unknown>, context: { signal: AbortSignal; call: ToolCallRequest }): Promise<unknown> | unknown;
+  run(args: Record<string, unknown>, context: { signal: AbortSignal; call: ToolCallRequest; progress: ProgressReporter }): Promise<unknown> | unknown;
 }
+
+/** Reports how a call is going: `fraction` 0..1 when known, a short message; cheap, fire and forget. */
+export type ProgressReporter = (fraction?: number, message?: string) => void;
 
 export interface ToolServer {
   /** Resolves once the server's subscriptions are registered and the service has announced itself. */
@@ -170,7 +188,7 @@ async function answerCall(nc: NatsConnection, msg: Msg, tool: ServedTool, runnin
   running.set(call.callId, controller);
   let reply: ToolCallReply;
   try {
-    const output = await tool.run(call.args, { signal: controller.signal, call });
+    const output = await tool.run(call.args, { signal: controller.signal, call, progress: reporter(nc, call) });
     // Cut here, where the whole output is known: NATS could not carry more, and the marker keeps its true size.
     const bound = Math.min(call.maxOutputBytes ?? Infinity, maxPayload(nc) - ENVELOPE_ROOM_BYTES);
     reply = { ok: true, output: boundOutput(output, bound) };
@@ -181,6 +199,16 @@ async function answerCall(nc: NatsConnection, msg: Msg, tool: ServedTool, runnin
     running.delete(call.callId);
   }
   respond(nc, msg, reply, onError);
+}
+
+function reporter(nc: NatsConnection, call: ToolCallRequest): ProgressReporter {
+  return (fraction, message) => {
+    if (!call.progressTo) return;
+    const p = fraction === undefined || !Number.isFinite(fraction) ? undefined : Math.min(1, Math.max(0, fraction));
+    const body: ToolCallProgress = { callId: call.callId, ...(p === undefined ? {} : { progress: p }), ...(message ? { message: message.slice(0, 1_000) } : {}) };
+    // The connection the reply goes out on, so every report precedes it.
+    publishSafely(nc, call.progressTo, encodeJson(body));
+  };
 }
 
 function respond(nc: NatsConnection, msg: Msg, reply: ToolCallReply, onError?: (err: unknown) => void): void {

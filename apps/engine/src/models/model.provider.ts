@@ -12,6 +12,13 @@ export interface ModelRequest {
   model: ModelSpec;
   messages: readonly ChatMessage[];
   tools: readonly ToolSpec[];
+  /**
+   * Text as it is produced (docs/design.md §8.1), for live output only: joined, the
+   * deltas of an answer are its text. A provider that retries a broken stream
+   * sends nothing of the failed attempt it has not sent already — so it must
+   * buffer or only stream an attempt it keeps.
+   */
+  onDelta?: (text: string) => void;
 }
 
 export interface ModelAnswer {

@@ -8,8 +8,8 @@ export interface ToolCallContext {
   turnId: string;
   step: number;
   toolCallId: string;
-  /** Where a tool reports how far it got (an MCP server's progress notifications); optional for the caller. */
-  onProgress?: (update: ToolProgressUpdate) => void;
+  /** Reports how the call is going (live output, docs/design.md §8.1; an MCP server's progress notifications); cheap, never awaited. */
+  progress?: (update: ToolProgressUpdate) => void;
   /** The engine's bound on the output; a remote service cuts to it so the marker names the true size. */
   maxOutputBytes?: number;
 }
@@ -50,6 +50,7 @@ export class ToolError extends Error {
 }
 
 const MAX_SLEEP_MS = 10 * 60 * 1000;
+const SLEEP_PROGRESS_MS = 400;
 
 export const BUILTIN_TOOLS: Tool[] = [
   {
@@ -59,10 +60,17 @@ export const BUILTIN_TOOLS: Tool[] = [
       parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: MAX_SLEEP_MS } }, required: ['ms'] },
     },
     idempotent: true,
-    async run(args, signal) {
+    async run(args, signal, call) {
       const ms = Number(args.ms);
       if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SLEEP_MS) throw new ToolError('invalid_arguments', `ms must be an integer from 0 to ${MAX_SLEEP_MS}`);
-      await abortableDelay(ms, signal);
+      // Progress at least every 500 ms (docs/design.md §8.1): the sleep is cut into slices.
+      const started = Date.now();
+      call?.progress?.({ progress: 0, message: `0 of ${ms} ms` });
+      for (let slept = 0; slept < ms; slept = Date.now() - started) {
+        await abortableDelay(Math.min(SLEEP_PROGRESS_MS, ms - slept), signal);
+        const done = Math.min(ms, Date.now() - started);
+        call?.progress?.({ progress: ms === 0 ? 1 : done / ms, message: `${done} of ${ms} ms` });
+      }
       return `slept ${ms} ms`;
     },
   },

@@ -19,6 +19,7 @@ import {
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
+import type { LivePublisher } from '../live/live.publisher';
 import type { OwnedTurn, TurnOwnership } from '../ownership/turn-ownership';
 import { evolve } from './turn.evolve';
 import { initialState, type TurnState } from './turn.state';
@@ -38,6 +39,8 @@ export interface RegistryDeps {
   subscribeTurn: (runner: TurnRunner) => Subscription[];
   /** Bound on one tool output or model answer, in UTF-8 bytes. */
   maxOutputBytes: () => number;
+  /** Publishes live output (docs/design.md §8.1); absent, turns run without it. */
+  live?: LivePublisher;
 }
 
 /** What became of an orphaned turn this engine tried to adopt. */
@@ -117,7 +120,7 @@ export class TurnRegistry {
   }
 
   /**
-   * Takes over a running turn whose engine is gone (DESIGN: durable turns):
+   * Takes over a running turn whose engine is gone (docs/design.md §8.4):
    * rebuilds its state from the log, claims it, and appends TurnResumed guarded
    * by the conversation's last sequence — so of two engines adopting at once
    * only one goes on, and a frozen former owner is fenced. The claim is only
@@ -152,7 +155,7 @@ export class TurnRegistry {
 
   private runner(subject: string, provider: ModelSpec['provider'], state: TurnState, stored: StoredEvent[], lastSeq: number): TurnRunner {
     return new TurnRunner(
-      { log: this.deps.log, model: this.deps.models.get(provider), tools: this.deps.tools, subject, maxOutputBytes: this.deps.maxOutputBytes, onEnded: (r) => this.release(r) },
+      { log: this.deps.log, model: this.deps.models.get(provider), tools: this.deps.tools, subject, maxOutputBytes: this.deps.maxOutputBytes, live: this.deps.live?.forTurn(state.tenantId, state.conversationId, state.turnId), onEnded: (r) => this.release(r) },
       state,
       stored.flatMap((s) => messagesOf(s.event)),
       lastSeq,

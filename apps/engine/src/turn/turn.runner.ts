@@ -11,6 +11,7 @@ import {
   type TurnEvent,
 } from '@steerline/contracts';
 import { StaleWriterError, UnappendableEventError, type EventLog } from '../log/event-log';
+import type { TurnLive } from '../live/live.publisher';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import { ToolError, type ToolRegistry } from '../tools/tool.registry';
 import { execute } from './turn.decider';
@@ -25,6 +26,8 @@ export interface RunnerDeps {
   subject: string;
   /** Bound on one tool output or model answer (UTF-8 bytes): larger ones are cut before they are decided on. */
   maxOutputBytes: () => number;
+  /** Live output of this turn (hook points: model deltas, tool progress); absent, nothing is published. */
+  live?: TurnLive;
   onEnded: (runner: TurnRunner) => void;
 }
 
@@ -211,7 +214,7 @@ export class TurnRunner {
     const { model } = this.decided;
     let command: TurnCommand;
     try {
-      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs(this.tenantId) }, this.abort.signal);
+      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs(this.tenantId), onDelta: this.deps.live?.deltas(step) }, this.abort.signal);
       // Cut before it is decided on: the log and the next model request get the same bounded text.
       command = { type: 'RecordModelAnswer', step, ...answer, text: truncateText(answer.text, this.deps.maxOutputBytes()) };
     } catch (err) {
@@ -229,7 +232,7 @@ export class TurnRunner {
     try {
       if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
       const limit = this.deps.maxOutputBytes();
-      const output = await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId, maxOutputBytes: limit });
+      const output = await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId, maxOutputBytes: limit, progress: this.deps.live?.progress(step, toolCallId) });
       // Write-ahead holds: what the log records is exactly what the model will be shown.
       result = { ok: true, output: boundOutput(output, limit) };
     } catch (err) {

@@ -42,7 +42,8 @@ export class AuthGuard implements CanActivate {
     req.tenantId = tenantId;
     noteIds(req, { tenantId });
     // An open API has no keys: its callers are told apart by address.
-    this.limiter?.take(keyId ? `key:${keyId}` : `addr:${req.socket.remoteAddress ?? 'unknown'}`);
+    req.clientKey = keyId ? `key:${keyId}` : `addr:${req.socket.remoteAddress ?? 'unknown'}`;
+    this.limiter?.take(req.clientKey);
     return true;
   }
 }

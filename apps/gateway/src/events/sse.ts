@@ -6,8 +6,16 @@ import { SteerlineError } from '@steerline/contracts';
  * payload survives the framing.
  */
 export function sseEvent(id: number, type: string, data: string): string {
+  return `id: ${id}\n${sseLive(type, data)}`;
+}
+
+/**
+ * A live message (docs/design.md §8.1): an event WITHOUT an `id:` line, so a
+ * client's Last-Event-ID stays the stream sequence of the last stored event.
+ */
+export function sseLive(type: string, data: string): string {
   const lines = data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`);
-  return `id: ${id}\nevent: ${sseToken(type)}\n${lines.join('')}\n`;
+  return `event: ${sseToken(type)}\n${lines.join('')}\n`;
 }
 
 /** A comment line: ignored by clients, keeps proxies from closing an idle stream. */

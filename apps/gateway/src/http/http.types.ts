@@ -11,6 +11,8 @@ export interface HttpRequest extends IncomingMessage {
   is(types: string[]): string | false | null;
   /** Set by the auth guard on every route that is not public. */
   tenantId?: string;
+  /** Set by the auth guard: who per-client limits count against (`key:<id>`, or `addr:<address>` on an open API). */
+  clientKey?: string;
   /** Set by Express once a route matched; its `path` is the template (`/v1/turns/:tid`). */
   route?: { path?: unknown };
   /** Ids for the request's log line and metrics, filled in along the way (see `noteIds`). */

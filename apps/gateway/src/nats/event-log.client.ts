@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager, JetStreamApiCodes, type JetStreamManager } from '@nats-io/jetstream';
-import { isTerminalTurnEvent, jetStreamErrorCode, lastMessage, lastMessageSeq, SteerlineError, type Subjects } from '@steerline/contracts';
+import { jetstreamManager, JetStreamApiCodes, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import { isTerminalTurnEvent, jetStreamErrorCode, lastMessage, lastMessageSeq, republishesStored, SteerlineError, type Subjects } from '@steerline/contracts';
 import { NATS_CONNECTION, SUBJECTS } from './nats.tokens';
 
 /** Reads of the event log itself (not the read models, which lag it). */
 @Injectable()
 export class EventLogClient {
   private jsm?: Promise<JetStreamManager>;
+  private republishing?: Promise<boolean>;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
@@ -36,6 +37,31 @@ export class EventLogClient {
   async turnRunning(tenantId: string, conversationId: string, turnId: string): Promise<boolean> {
     const last = await lastMessage(await this.manager(), this.s.stream, this.s.conversationEvents(tenantId, conversationId)).catch(() => undefined);
     return last?.event?.turnId === turnId && !isTerminalTurnEvent(last.event);
+  }
+
+  /**
+   * The conversation's first event at or after stream sequence `fromSeq`, or
+   * null when it has none yet: one direct get, answered by any replica, no
+   * consumer. Event streams replay with it.
+   */
+  async next(tenantId: string, conversationId: string, fromSeq: number): Promise<StoredMsg | null> {
+    try {
+      return await (await this.manager()).direct.getMessage(this.s.stream, { seq: fromSeq, next_by_subj: this.s.conversationEvents(tenantId, conversationId) });
+    } catch (err) {
+      throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
+    }
+  }
+
+  /** Whether the stream republishes stored events (made by this release); asked once, again after a failure. */
+  republishes(): Promise<boolean> {
+    this.republishing ??= this.manager()
+      .then((jsm) => jsm.streams.info(this.s.stream))
+      .then((info) => republishesStored(info.config, this.s))
+      .catch((err: unknown) => {
+        this.republishing = undefined;
+        throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
+      });
+    return this.republishing;
   }
 
   /** Throws, saying why, unless the event stream exists (readiness). */

@@ -70,4 +70,16 @@ export class GatewayMetrics {
   countStreams(read: () => number): void {
     this.streamSources.push(read);
   }
+
+  /** A gauge of its own, read when scraped. */
+  gauge(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
 }

@@ -1,24 +1,15 @@
 import { Logger } from '@nestjs/common';
 import OpenAI from 'openai';
-import { abortableDelay } from '../abortable-delay';
 import { ModelError, type ModelAnswer, type ModelProvider, type ModelRequest } from '../model.provider';
+import { DeltaGate } from '../delta-gate';
 import { answerOf } from './openai.answer';
-import { backoffMs, classify, giveUp, isAbort, type Failure } from './openai.failures';
+import { StreamBrokenError, withRetries, type EndpointConfig, type Failure } from '../model.failures';
+import { classify, isAbort } from './openai.failures';
 import { toOpenAIMessages, toOpenAITools } from './openai.messages';
+import { readCompletionStream } from './openai.stream';
 
 /** The `openai` provider's server-side configuration (OPENAI_* variables); never taken from a request. */
-export interface OpenAIConfig {
-  /** Unset: OpenAI's own endpoint. */
-  baseUrl?: string;
-  /** Unset: no Authorization header (local servers such as Ollama need none). */
-  apiKey?: string;
-  /** One attempt's limit. */
-  timeoutMs: number;
-  /** Further attempts after a transient failure. */
-  maxRetries: number;
-  /** The first backoff; each further one doubles (with jitter). */
-  retryBaseMs?: number;
-}
+export type OpenAIConfig = EndpointConfig;
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -52,21 +43,24 @@ export class OpenAIModel implements ModelProvider {
       messages: toOpenAIMessages(request.messages),
       // Some servers refuse an empty tools array.
       ...(request.tools.length ? { tools: toOpenAITools(request.tools) } : {}),
+      // Streamed, so the answer shows while it is written (docs/design.md §8.1); usage comes in the last chunk.
+      stream: true as const,
+      stream_options: { include_usage: true },
     };
-    const attempts = 1 + this.config.maxRetries;
-    let failure: Failure | undefined;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (failure) await abortableDelay(failure.retryAfterMs ?? backoffMs(attempt - 1, this.config.retryBaseMs ?? 500), signal);
-      try {
-        const completion = await this.client.chat.completions.create(body, { signal });
-        return answerOf(completion, request.step);
-      } catch (err) {
-        if (isAbort(err, signal)) throw signal.reason ?? err;
-        failure = classify(err);
-        if (!failure.retry || attempt === attempts) throw giveUp(failure, attempt);
-        this.logger.warn({ message: 'model request failed; retrying', model: request.model.name, step: request.step, attempt, code: failure.code, error: failure.message });
-      }
-    }
-    throw new ModelError('model_failed', 'no attempt was made');
+    const deltas = new DeltaGate(request.onDelta);
+    const rules = {
+      classify,
+      isAbort: (err: unknown) => isAbort(err, signal),
+      onRetry: (failure: Failure, attempt: number) =>
+        this.logger.warn({ message: 'model request failed; retrying', model: request.model.name, step: request.step, attempt, code: failure.code, error: failure.message }),
+    };
+    return withRetries(this.config, signal, rules, async () => {
+      deltas.restart();
+      const stream = await this.client.chat.completions.create(body, { signal });
+      const completion = await readCompletionStream(stream, (text) => deltas.push(text)).catch((err: unknown) => {
+        throw isAbort(err, signal) ? err : new StreamBrokenError(err);
+      });
+      return answerOf(completion, request.step);
+    });
   }
 }

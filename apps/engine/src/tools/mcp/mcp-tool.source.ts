@@ -93,7 +93,7 @@ export class McpToolSource implements ToolSource {
           tool: {
             spec: { name, description: info.description, parameters: info.inputSchema },
             idempotent: info.idempotent,
-            run: (args, signal, call) => server.call(remoteName, args, signal, this.options.callTimeoutMs, call?.onProgress),
+            run: (args, signal, call) => server.call(remoteName, args, signal, this.options.callTimeoutMs, call?.progress),
           },
         });
       }

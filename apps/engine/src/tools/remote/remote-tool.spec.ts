@@ -39,6 +39,25 @@ describe('remote tools over real NATS', () => {
     expect(seen).toEqual([expect.objectContaining({ ...context, args: { a: 2, b: 3 }, callId: expect.any(String) })]);
   });
 
+  it('a service reports progress through the call’s progressTo, and the engine hands it on before the result', async () => {
+    await serve([
+      {
+        descriptor: { name: 'crawl' },
+        run: (_args, { progress }) => {
+          progress(0.25, 'a quarter');
+          progress(7, 'clamped');
+          return 'crawled';
+        },
+      },
+    ]);
+    const reports: unknown[] = [];
+    await expect(remoteTool(nc, ts, { name: 'crawl' }, 2000).run({}, never(), { ...context, progress: (r) => reports.push(r) })).resolves.toBe('crawled');
+    expect(reports).toEqual([
+      { progress: 0.25, message: 'a quarter' },
+      { progress: 1, message: 'clamped' },
+    ]);
+  });
+
   it('a typed failure keeps its code and whether it is fatal; any other throw is a non-fatal tool_failed', async () => {
     await serve([
       { descriptor: { name: 'deny' }, run: () => Promise.reject(new ToolFailure('forbidden', 'not for you', true)) },

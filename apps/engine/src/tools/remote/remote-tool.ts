@@ -1,5 +1,6 @@
-import { RequestError, TimeoutError, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { createInbox, RequestError, TimeoutError, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import {
+  ToolCallProgressSchema,
   ToolCallReplySchema,
   ToolDescriptorSchema,
   decodeJson,
@@ -43,6 +44,8 @@ export function remoteTool(nc: NatsConnection, ts: ToolSubjects, descriptor: Too
         args,
         ...(call?.maxOutputBytes !== undefined && { maxOutputBytes: call.maxOutputBytes }),
       };
+      const progress = call?.progress ? listenForProgress(nc, callId, call.progress) : undefined;
+      if (progress) body.progressTo = progress.getSubject();
       let onAbort!: () => void;
       const aborted = new Promise<never>((_, reject) => {
         onAbort = () => {
@@ -59,9 +62,27 @@ export function remoteTool(nc: NatsConnection, ts: ToolSubjects, descriptor: Too
         return outputOf(msg, d.name);
       } finally {
         signal.removeEventListener('abort', onAbort);
+        progress?.unsubscribe();
       }
     },
   };
+}
+
+/** The call's own inbox for progress reports (live output); a report for another call is ignored. */
+function listenForProgress(nc: NatsConnection, callId: string, report: NonNullable<ToolCallContext['progress']>): Subscription {
+  return nc.subscribe(createInbox(), {
+    callback: (err, msg) => {
+      if (err) return;
+      let raw: unknown;
+      try {
+        raw = decodeJson(msg.data);
+      } catch {
+        return;
+      }
+      const parsed = ToolCallProgressSchema.safeParse(raw);
+      if (parsed.success && parsed.data.callId === callId) report({ progress: parsed.data.progress, message: parsed.data.message });
+    },
+  });
 }
 
 function asToolError(err: unknown, name: string, timeoutMs: number, onTimeout: () => void): ToolError {

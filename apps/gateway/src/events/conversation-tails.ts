@@ -1,0 +1,224 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Match, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { StoredMsg } from '@nats-io/jetstream';
+import { decodeJson, EVENT_TYPE_HEADER, type Subjects } from '@steerline/contracts';
+import { EventLogClient } from '../nats/event-log.client';
+import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
+import { sseEvent, sseLive } from './sse';
+
+/** A stored event as the stream republished it, framed once for every watcher of its conversation. */
+export interface StoredFrame {
+  /** Its stream sequence. */
+  seq: number;
+  /** The previous stream sequence on the same conversation subject (0: none): a watcher that has not sent it has a gap. */
+  last: number;
+  frame: string;
+}
+
+/** A stored event read from the log, framed. */
+export interface LoggedFrame {
+  seq: number;
+  frame: string;
+}
+
+// Reads kept per watched conversation: the watchers of one conversation
+// replay through them, so a reconnect storm reads each event once per gateway.
+const READS_KEPT = 256;
+
+/** One watcher of a conversation, as the tail sees it. */
+export interface TailMember {
+  onStored(stored: StoredFrame): void;
+  /** A live message (ModelDelta, ToolProgress), framed without an id. */
+  onLive(frame: string): void;
+  /** The NATS connection was away: anything may have been missed; re-read from the log. */
+  resync(): void;
+}
+
+// A stream made by an older release has no republish rule: its tails ring on
+// every raw publish and the watchers re-read the log. A publish reaches core
+// subscribers before the stream has stored it, so the log is read again after these delays.
+const RECHECK_MS = [25, 250];
+
+interface Tail {
+  members: Set<TailMember>;
+  /**
+   * "The conversation's first event at or after sequence n", by n. A found
+   * answer never changes (the log only grows at its end), so it is kept;
+   * a pending one is shared; "none yet" is never kept.
+   */
+  reads: Map<number, Promise<LoggedFrame | null>>;
+  /** Pending re-reads after a doorbell (older streams only). */
+  rechecks: NodeJS.Timeout[];
+  subs: Subscription[];
+  /** Resolves once the server has the subscriptions, so nothing stored after it is missed. */
+  ready: Promise<void>;
+}
+
+/**
+ * The gateway's interest in the conversations its clients watch: per
+ * conversation, while at least one client watches it, ONE core subscription to
+ * its republished stored events (`<prefix>.stored.<tenant>.<conversation>`,
+ * carrying stream sequences) and one to its live messages. Reference-counted:
+ * the first watcher subscribes, the last one to leave unsubscribes. No
+ * JetStream consumer is held, and events of conversations nobody here
+ * watches never reach this gateway (docs/design.md §8.7).
+ *
+ * On a stream without the republish rule (made by an older release; NATS
+ * cannot add it later) the tail subscribes to the conversation's event
+ * subject instead and uses each message only as a doorbell: it may be one the
+ * stream refused, and it carries no sequence, so every watcher re-reads the
+ * log from its own position. Still exact, one direct get more per event.
+ */
+@Injectable()
+export class ConversationTails implements OnModuleDestroy {
+  private readonly log = new Logger('events');
+  private readonly tails = new Map<string, Tail>();
+  private closed = false;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(SUBJECTS) private readonly s: Subjects,
+    @Inject(EventLogClient) private readonly eventLog: EventLogClient,
+  ) {
+    void this.watchReconnects();
+  }
+
+  onModuleDestroy(): void {
+    this.closed = true;
+    for (const tail of this.tails.values()) stop(tail);
+    this.tails.clear();
+  }
+
+  /** Conversations with at least one watcher here (one subscription pair each). */
+  get size(): number {
+    return this.tails.size;
+  }
+
+  /**
+   * Adds `member` to the conversation's tail, subscribing when it is the first;
+   * resolves once the subscription is live on the server. Returns the leave function.
+   */
+  async join(tenantId: string, conversationId: string, member: TailMember): Promise<() => void> {
+    const republished = await this.eventLog.republishes();
+    const key = `${tenantId}.${conversationId}`;
+    let tail = this.tails.get(key);
+    if (!tail) {
+      const created: Tail = { members: new Set(), subs: [], rechecks: [], reads: new Map(), ready: Promise.resolve() };
+      const stored = republished
+        ? this.nc.subscribe(this.s.conversationStored(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutStored(created, msg)) })
+        : this.nc.subscribe(this.s.conversationEvents(tenantId, conversationId), { callback: (err) => (err ? this.failed(err) : ring(created)) });
+      const live = this.nc.subscribe(this.s.conversationLive(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutLive(created.members, msg)) });
+      created.subs.push(stored, live);
+      created.ready = this.nc.flush();
+      this.tails.set(key, created);
+      tail = created;
+    }
+    tail.members.add(member);
+    const joined = tail;
+    const leave = () => {
+      if (!joined.members.delete(member) || joined.members.size > 0) return;
+      stop(joined);
+      if (this.tails.get(key) === joined) this.tails.delete(key);
+    };
+    try {
+      await joined.ready;
+    } catch (err) {
+      leave();
+      throw err;
+    }
+    return leave;
+  }
+
+  /**
+   * The conversation's first stored event at or after `fromSeq`, or null when
+   * it has none yet: through the tail's kept reads when it is watched here,
+   * else one direct get on the log.
+   */
+  next(tenantId: string, conversationId: string, fromSeq: number): Promise<LoggedFrame | null> {
+    const read = () => this.eventLog.next(tenantId, conversationId, fromSeq).then((m) => m && { seq: m.seq, frame: frameOf(m) });
+    const tail = this.tails.get(`${tenantId}.${conversationId}`);
+    if (!tail) return read();
+    const kept = tail.reads.get(fromSeq);
+    if (kept) return kept;
+    const reading = read();
+    keep(tail, fromSeq, reading);
+    reading.then(
+      (found) => found || tail.reads.delete(fromSeq),
+      () => tail.reads.delete(fromSeq),
+    );
+    return reading;
+  }
+
+  // The client resubscribes after a reconnect, but what was published while it
+  // was away is gone from core NATS: every watcher re-reads from its position.
+  private async watchReconnects(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (this.closed) return;
+      if (status.type !== 'reconnect') continue;
+      for (const tail of this.tails.values()) for (const m of [...tail.members]) m.resync();
+    }
+  }
+
+  private failed(err: Error): void {
+    this.log.error('conversation subscription failed', { error: err.message });
+  }
+}
+
+function stop(tail: Tail): void {
+  for (const sub of tail.subs) sub.unsubscribe();
+  for (const timer of tail.rechecks) clearTimeout(timer);
+}
+
+function ring(tail: Tail): void {
+  const resync = () => {
+    for (const m of [...tail.members]) m.resync();
+  };
+  resync();
+  if (tail.rechecks.length > 0) return;
+  tail.rechecks = RECHECK_MS.map((ms, i) =>
+    setTimeout(() => {
+      resync();
+      if (i === RECHECK_MS.length - 1) tail.rechecks = [];
+    }, ms),
+  );
+}
+
+function keep(tail: Tail, fromSeq: number, read: Promise<LoggedFrame | null>): void {
+  tail.reads.set(fromSeq, read);
+  if (tail.reads.size > READS_KEPT) tail.reads.delete(tail.reads.keys().next().value!);
+}
+
+export function frameOf(m: StoredMsg): string {
+  const type = m.header?.get(EVENT_TYPE_HEADER, Match.IgnoreCase) || typeOf(m.data);
+  return sseEvent(m.seq, type, m.string());
+}
+
+function fanOutStored(tail: Tail, msg: Msg): void {
+  const members = tail.members;
+  const seq = Number(msg.headers?.get('Nats-Sequence'));
+  const last = Number(msg.headers?.get('Nats-Last-Sequence') || 0);
+  if (!Number.isSafeInteger(seq) || seq <= 0 || !Number.isSafeInteger(last)) return;
+  const type = msg.headers?.get(EVENT_TYPE_HEADER, Match.IgnoreCase) || typeOf(msg.data);
+  // The stored bytes are the event: sent as they are, never re-encoded.
+  const stored = { seq, last, frame: sseEvent(seq, type, msg.string()) };
+  // It is the first event after its predecessor: a watcher replaying from there needs no read.
+  keep(tail, last + 1, Promise.resolve({ seq, frame: stored.frame }));
+  for (const m of [...members]) m.onStored(stored);
+}
+
+function fanOutLive(members: Set<TailMember>, msg: Msg): void {
+  const type = typeOf(msg.data);
+  if (type === 'message') return;
+  const frame = sseLive(type, msg.string());
+  for (const m of [...members]) m.onLive(frame);
+}
+
+/** The envelope's `type`, for a message written without the type header (not by this engine). */
+export function typeOf(data: Uint8Array): string {
+  try {
+    const type = (decodeJson(data) as { type?: unknown }).type;
+    return typeof type === 'string' && /^[A-Za-z]{1,64}$/.test(type) ? type : 'message';
+  } catch {
+    return 'message';
+  }
+}
