@@ -147,7 +147,7 @@ describe('tools from MCP servers', () => {
     expect(finished(await stack.turnEnded(tid))[0]).toMatchObject({ ok: true, output: '{"words":3}' });
     const updates: unknown[] = [];
     const echo = stack.engine.service.mcpTools!.get('mcp__words__slow_echo', 'default')!;
-    const context = { tenantId: 'default', conversationId: 'c', turnId: 't', step: 1, toolCallId: 'call_1_0', onProgress: (u: unknown) => updates.push(u) };
+    const context = { tenantId: 'default', conversationId: 'c', turnId: 't', step: 1, toolCallId: 'call_1_0', progress: (u: unknown) => updates.push(u) };
     expect(await echo.run({ text: 'hi', ms: 1200 }, new AbortController().signal, context)).toBe('hi');
     // The SDK settles a call before it handles a progress notification that came in the same read, so the last may be missed.
     expect(updates[0]).toEqual({ progress: 1000 / 1200 });
@@ -167,7 +167,7 @@ describe('tools from MCP servers', () => {
   it('passes an MCP server’s progress notifications to whoever listens for a call’s progress', async () => {
     const updates: { progress?: number; message?: string }[] = [];
     const tool = stack.engine.service.mcpTools!.get('mcp__files__slow', 'default')!;
-    const context = { tenantId: 'default', conversationId: 'c', turnId: 't', step: 1, toolCallId: 'call_1_0', onProgress: (u: (typeof updates)[number]) => updates.push(u) };
+    const context = { tenantId: 'default', conversationId: 'c', turnId: 't', step: 1, toolCallId: 'call_1_0', progress: (u: (typeof updates)[number]) => updates.push(u) };
     expect(await tool.run({ ms: 450 }, new AbortController().signal, context)).toBe('waited 450 ms');
     expect(updates.length).toBeGreaterThanOrEqual(2);
     expect(updates[0]).toEqual({ progress: 100 / 450, message: 'waited 100 ms' });

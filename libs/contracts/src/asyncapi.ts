@@ -229,12 +229,16 @@ export function asyncApiDocument(): Record<string, unknown> {
   operations.publishLive = {
     action: 'send',
     title: 'The engine publishes live output while a turn runs',
+    description: 'ModelDelta while a model answer is written and ToolProgress while a tool works, on core NATS: never stored, missed messages are not replayed.',
+    tags: [{ name: 'events' }],
     channel: ref('channels/conversationLive'),
     messages: live.map(([t]) => ref(`channels/conversationLive/messages/${t}`)),
   };
   operations.followStored = {
     action: 'receive',
     title: 'Gateways follow the conversations their clients watch',
+    description: 'Each stored event, republished by the stream with its stream sequence and the previous sequence of its conversation, so a watcher follows the log exactly without a consumer of its own.',
+    tags: [{ name: 'events' }],
     channel: ref('channels/conversationStored'),
     messages: EVENT_TYPES.map((t) => ref(`channels/conversationStored/messages/${t}`)),
   };

@@ -41,6 +41,12 @@ export function toolSubjects(prefix: string) {
     queue: (tool: string) => `${prefix}-tool-${name(tool)}`,
     describe: `${prefix}.tools.describe`,
     announce: `${prefix}.tools.announce`,
+    /**
+     * Where a call's progress reports go (its `progressTo`): a subject of its own
+     * per call, not the engine's inbox, so a tool service never needs the right
+     * to publish into the engine's replies.
+     */
+    progress: (callId: string) => `${prefix}.toolprogress.${callId}`,
   };
 }
 export type ToolSubjects = ReturnType<typeof toolSubjects>;
@@ -83,8 +89,8 @@ export const ToolCallRequestSchema = z.object({
    */
   maxOutputBytes: z.number().int().positive().optional(),
   /**
-   * Where the service may publish `ToolCallProgress` while it works (an inbox
-   * of the calling engine); absent: nobody listens. Engines shown it as
+   * Where the service may publish `ToolCallProgress` while it works
+   * (`<prefix>.toolprogress.<callId>`); absent: nobody listens. Engines shown it as
    * ToolProgress live output (docs/design.md §8.1).
    */
   progressTo: z.string().min(1).max(256).optional(),
@@ -240,7 +246,7 @@ function safeDecode(data: Uint8Array): unknown {
 /** Collects every description that answers one describe request within `windowMs`. */
 export async function describeTools(nc: NatsConnection, prefix: string, windowMs: number): Promise<ToolServiceDescription[]> {
   // The connection's own inbox prefix: under subject permissions (deploy/nats/) a role may subscribe to its inboxes only.
-  const inbox = createInbox((nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
+  const inbox = inboxFor(nc);
   const found: ToolServiceDescription[] = [];
   const sub = nc.subscribe(inbox, {
     callback: (_err, msg) => {
@@ -256,4 +262,9 @@ export async function describeTools(nc: NatsConnection, prefix: string, windowMs
   await new Promise((r) => setTimeout(r, windowMs));
   sub.unsubscribe();
   return found;
+}
+
+/** A new inbox under the connection's own prefix (NATS_INBOX_PREFIX): where a role with subject permissions may receive. */
+export function inboxFor(nc: NatsConnection): string {
+  return createInbox((nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
 }

@@ -1,4 +1,4 @@
-import { createInbox, RequestError, TimeoutError, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { RequestError, TimeoutError, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import {
   ToolCallProgressSchema,
   ToolCallReplySchema,
@@ -44,7 +44,7 @@ export function remoteTool(nc: NatsConnection, ts: ToolSubjects, descriptor: Too
         args,
         ...(call?.maxOutputBytes !== undefined && { maxOutputBytes: call.maxOutputBytes }),
       };
-      const progress = call?.progress ? listenForProgress(nc, callId, call.progress) : undefined;
+      const progress = call?.progress ? listenForProgress(nc, ts.progress(callId), callId, call.progress) : undefined;
       if (progress) body.progressTo = progress.getSubject();
       let onAbort!: () => void;
       const aborted = new Promise<never>((_, reject) => {
@@ -68,9 +68,9 @@ export function remoteTool(nc: NatsConnection, ts: ToolSubjects, descriptor: Too
   };
 }
 
-/** The call's own inbox for progress reports (live output); a report for another call is ignored. */
-function listenForProgress(nc: NatsConnection, callId: string, report: NonNullable<ToolCallContext['progress']>): Subscription {
-  return nc.subscribe(createInbox(), {
+/** The call's own progress subject (live output); a report for another call is ignored. */
+function listenForProgress(nc: NatsConnection, subject: string, callId: string, report: NonNullable<ToolCallContext['progress']>): Subscription {
+  return nc.subscribe(subject, {
     callback: (err, msg) => {
       if (err) return;
       let raw: unknown;
