@@ -83,13 +83,14 @@ describe('npm run demo in a terminal', () => {
     const before = await rowsOf((rows) => rows.at(-1) === 'steer> please also update', 'the typed text on the input line');
     // Events keep coming while the person types: the status line changes, the input line does not.
     const after = await rowsOf((rows) => rows.at(-2) !== before.at(-2) && rows.at(-1) === 'steer> please also update', 'a status redraw around the typed text');
-    expect(after.at(-2)).toMatch(/^\[running\] step \d · steers queued \d · delivered \d · dropped \d · \d+ events$/);
+    // The status line: the turn's tally, or (live output) the answer being written or a running tool's bar.
+    expect(after.at(-2)).toMatch(/^\[running\] step \d · steers queued \d · delivered \d · dropped \d · \d+ events$|^\[(writing|tool)\] /);
 
     await tmux('resize-window', '-t', 'demo', '-x', '30', '-y', '12');
     await tmux('send-keys', '-t', 'demo', '-l', ' the changelog');
     const narrow = await rowsOf((rows) => rows.length === 12 && rows.at(-1) === 'steer> … update the changelog', 'the input line cut to the narrow width');
     expect(narrow.every((r) => [...r].length <= 30)).toBe(true);
-    expect(narrow.at(-2)).toMatch(/^\[running\] step \d · steers qu…$/);
+    expect(narrow.at(-2)).toMatch(/^\[(running|writing|tool)\] .*…$/);
     // Typed text shows nowhere but the input line.
     expect(narrow.slice(0, -1).filter((r) => r.includes('changelog'))).toEqual([]);
 
@@ -99,7 +100,7 @@ describe('npm run demo in a terminal', () => {
     const end = await eventually(async () => {
       const all = (await tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'demo')).split('\n');
       return all.some((r) => r.startsWith('Pane is dead')) ? all : undefined;
-    }, 30_000, 'the demo to exit');
+    }, 60_000, 'the demo to exit');
     const text = end.join('\n');
     expect(text).toMatch(/receipt for "please also update the changelog" \(yours\): (queued|delivered)/);
     expect(text).toMatch(/#\d (delivered|dropped) +(\(\w+\) )?"please also update the changelog"/);

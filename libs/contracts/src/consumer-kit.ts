@@ -204,7 +204,9 @@ async function alignDurable(jsm: JetStreamManager, s: Subjects, durable: string,
     throw err;
   });
   const start = fromSeq ?? (existing ? existing.ack_floor.stream_seq + 1 : 1);
-  if (existing && existing.delivered.stream_seq < start && existing.config.filter_subject === s.events) return start;
+  // A message handed out and never acked (its handler's effect checkpointed, then a crash) would sit
+  // pending until its ack wait and come back late: such a durable is made again at the start too.
+  if (existing && existing.delivered.stream_seq < start && existing.num_ack_pending === 0 && existing.config.filter_subject === s.events) return start;
   if (existing) await jsm.consumers.delete(s.stream, durable);
   await jsm.consumers.add(s.stream, eventConsumerConfig(s, durable, start));
   return start;
