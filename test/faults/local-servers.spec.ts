@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 // Where nothing listens (a fresh network namespace), `npm start` and `npm test`
@@ -53,9 +52,19 @@ describe('npm start where nothing listens: from a private clone, and stopping wh
     expect(facts.left).toEqual(nothingLeft);
   });
 
-  it('as root from a mode-700 clone: a steer is delivered; after SIGKILL of the supervisor nothing is left', () => {
-    const facts = scenarios['steer-then-kill'];
+  it('as root from a mode-700 clone: a steer is delivered; SIGKILL of the supervisor and its watchdog stops the apps, the servers stay', () => {
+    const facts = scenarios['steer-then-kill-all'];
     expect(facts?.steer).toMatchObject({ status: 200, body: { status: 'delivered', step: 1, boundary: 'tool_results' } });
+    const left = facts.left as Left;
+    expect(left.processes).toEqual([expect.stringContaining('nats-server'), expect.stringContaining('bin/postgres')]);
+    expect(left.ports).toContain(4222);
+  });
+
+  it('the next start adopts the servers left behind and says so; SIGKILL of its supervisor then leaves nothing', () => {
+    const facts = scenarios['reuse-then-kill'];
+    expect(facts?.lines).toEqual(
+      expect.arrayContaining([expect.stringMatching(/using the nats-server an earlier run left running .*it stops with this run/), expect.stringMatching(/using the embedded PostgreSQL an earlier run left running .*it stops with this run/)]),
+    );
     expect(facts.left).toEqual(nothingLeft);
   });
 
@@ -77,7 +86,7 @@ describe('npm start where nothing listens: from a private clone, and stopping wh
   });
 
   afterAll(() => {
-    if (Object.keys(scenarios ?? {}).length < 4) process.stderr.write(`drive-start.mjs output:\n${out}\n`);
+    if (Object.keys(scenarios ?? {}).length < 5) process.stderr.write(`drive-start.mjs output:\n${out}\n`);
   });
 });
 

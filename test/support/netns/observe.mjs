@@ -39,7 +39,7 @@ function listeningPorts() {
 }
 
 /** Processes whose command line names the checkout, or (root's embedded PostgreSQL) its folder under /var/lib/steerline. */
-function processesOf(checkout) {
+export function processesOf(checkout) {
   return [checkout, checkoutHome(checkout)].flatMap((pattern) => {
     try {
       return execFileSync('pgrep', ['-af', pattern], { encoding: 'utf8' }).trim().split('\n');
