@@ -85,8 +85,15 @@ describe('npm start where nothing listens: from a private clone, and stopping wh
     expect(facts.left).toEqual(nothingLeft);
   });
 
+  it('the test run’s own servers stop, and their folder goes, when the test run is SIGKILLed', () => {
+    const facts = scenarios['test-run-killed'];
+    expect(facts?.urls).toMatch(/^URLS nats:\/\/127\.0\.0\.1:\d+ postgres:\/\/postgres:\S+@127\.0\.0\.1:\d+$/);
+    expect(facts.folderLeft).toBe(false);
+    expect(facts.left).toEqual(nothingLeft);
+  });
+
   afterAll(() => {
-    if (Object.keys(scenarios ?? {}).length < 5) process.stderr.write(`drive-start.mjs output:\n${out}\n`);
+    if (Object.keys(scenarios ?? {}).length < 6) process.stderr.write(`drive-start.mjs output:\n${out}\n`);
   });
 });
 

@@ -8,10 +8,11 @@
 //   reuse-then-kill  the next start adopts them and says so; SIGKILL of the supervisor: nothing is left
 //   db-step-fails    the embedded PostgreSQL cannot start: one clear last line, nats-server stopped, nothing left
 //   non-root         as the user `nobody` from its own private clone: one steer delivered, Ctrl-C stops all
+//   test-run-killed  the test run's servers (global-setup.mjs), its process SIGKILLed: stopped, folder removed
 // The clones, /tmp and /var/lib/steerline are tmpfs mounts of this namespace:
 // nothing is written outside it, and nothing needs removing afterwards.
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, chownSync, cpSync, mkdirSync, readdirSync } from 'node:fs';
+import { appendFileSync, chownSync, cpSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { checkoutHome, hydrateSymlinks } from '../../../scripts/lib/pg-place.mjs';
@@ -93,8 +94,9 @@ const checkout = clone(mine);
   const url = await run.ready();
   const steer = await drive(url);
   const watchdog = execFileSync('pgrep', ['-f', path.join(checkout, 'scripts/lib/watchdog.cjs')], { encoding: 'utf8' }).trim();
-  run.child.kill('SIGKILL');
+  // The watchdog first: it acts the moment the supervisor is gone.
   process.kill(Number(watchdog), 'SIGKILL');
+  run.child.kill('SIGKILL');
   await run.exited;
   await until(() => !processesOf(checkout).some((line) => line.includes('dist/apps/')), 45_000, 'the apps to stop');
   report('steer-then-kill-all', { steer, left: await leftovers(checkout, 0) });
@@ -129,4 +131,23 @@ const checkout = clone(mine);
   const exit = await run.exited;
   const home = readdirSync(path.join(theirs, '.steerline'));
   report('non-root', { steer, exit, home, left: await leftovers(theirs) });
+}
+
+// 6. The test run's own servers (test/support/global-setup.mjs), its process SIGKILLed:
+//    the watchdog stops them and removes their folder.
+{
+  const setup = path.join(source, 'test/support/global-setup.mjs');
+  const script = `await (await import(${JSON.stringify(setup)})).default(); console.log('URLS ' + process.env.NATS_URL + ' ' + process.env.TEST_PG_URL); setInterval(() => {}, 60_000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines = [];
+  for (const stream of [child.stdout, child.stderr]) readline.createInterface({ input: stream }).on('line', (line) => lines.push(line));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  current = { child, exited, done: false };
+  await until(() => lines.some((line) => line.startsWith('URLS ')), 60_000, 'the test servers', lines);
+  const folder = /data in (\S+steerline-test-\w+)\/nats/.exec(lines.join('\n'))?.[1];
+  child.kill('SIGKILL');
+  await exited;
+  const left = await leftovers(folder, 45_000);
+  await until(() => !existsSync(folder), 10_000, 'the folder to be removed', lines);
+  report('test-run-killed', { urls: lines.find((line) => line.startsWith('URLS ')), folder, folderLeft: existsSync(folder), left });
 }
