@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from './output.mjs';
 import { probeNats } from './probe.mjs';
-import { findExecutable, isAlive, lastLine, sleep, spawnServer } from './process.mjs';
+import { findExecutable, isAlive, lastLine, sizeOf, sleep, spawnServer } from './process.mjs';
 
 export const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]', '0.0.0.0']);
@@ -79,6 +79,7 @@ export async function startNatsServer({ port, stateDir, pidFile, log, servers, a
   const logFile = path.join(stateDir, 'nats.log');
   mkdirSync(storeDir, { recursive: true });
   const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...(pidFile ? ['-P', pidFile] : [])];
+  const logStart = sizeOf(logFile);
   const child = spawnServer(binary, args, { logFile, env: process.env });
   servers.add({ name: 'nats-server', pid: child.pid, exited: child.exited, signal: 'SIGTERM' });
 
@@ -89,7 +90,7 @@ export async function startNatsServer({ port, stateDir, pidFile, log, servers, a
     abort?.throwIfAborted();
     if (exited || Date.now() > deadline) {
       const why = exited?.error?.message ?? (exited ? `it exited (${exited.code ?? exited.signal})` : 'it did not answer within 15 s');
-      throw new UserError(`Could not start ${binary}: ${why}; its log is ${rel(logFile)}: ${lastLine(logFile)}`);
+      throw new UserError(`Could not start ${binary}: ${why}; its log is ${rel(logFile)}${lastLine(logFile, logStart)}`);
     }
     await sleep(100);
   }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { UserError } from './output.mjs';
 import { freePort } from './probe.mjs';
-import { isAlive, lastLine, sleep, spawnServer } from './process.mjs';
+import { isAlive, lastLine, sizeOf, sleep, spawnServer } from './process.mjs';
 
 /**
  * Resolves with `{ port, password, pid }` once the server accepts connections
@@ -39,6 +39,7 @@ export async function runEmbedded({ place, database, log, servers, abort, rel = 
   }
 
   const port = await freePort();
+  const logStart = sizeOf(logFile);
   const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
   const child = run(place, 'postgres', args);
   // SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions and stop.
@@ -54,7 +55,7 @@ export async function runEmbedded({ place, database, log, servers, abort, rel = 
       abort?.throwIfAborted();
       if (exited || Date.now() > deadline) {
         const why = exited ? describeExit(exited, place, 'postgres') : `it did not accept connections within 30 s (${error.message})`;
-        throw new UserError(`The embedded PostgreSQL did not start: ${why}: ${lastLine(logFile)} — fix that, remove ${dataDir} to start afresh, ${wayOut}`);
+        throw new UserError(`The embedded PostgreSQL did not start: ${why}${lastLine(logFile, logStart)} — fix that, remove ${dataDir} to start afresh, ${wayOut}`);
       }
       await sleep(200);
     }
@@ -78,11 +79,12 @@ async function initialise({ place, log, servers, abort, rel, wayOut }) {
   if (owner) for (const file of [dataDir, pwfile]) chownSync(file, owner.uid, owner.gid);
   try {
     const args = ['-D', dataDir, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C'];
+    const logStart = sizeOf(place.logFile);
     const child = run(place, 'initdb', args);
     servers.add({ name: 'initdb', pid: child.pid, exited: child.exited, signal: 'SIGTERM' });
     const outcome = await Promise.race([child.exited, abortion(abort)]);
     if (outcome.code !== 0) {
-      throw new UserError(`initdb failed: ${describeExit(outcome, place, 'initdb')}: ${lastLine(place.logFile)} — remove ${dataDir} and try again, ${wayOut}`);
+      throw new UserError(`initdb failed: ${describeExit(outcome, place, 'initdb')}${lastLine(place.logFile, logStart)} — remove ${dataDir} and try again, ${wayOut}`);
     }
   } finally {
     rmSync(pwfile, { force: true });

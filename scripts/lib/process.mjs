@@ -1,6 +1,6 @@
 // Process helpers shared by the infrastructure starters and the supervisor.
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, openSync, readFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import watchdogLib from './watchdog.cjs';
 
@@ -80,18 +80,29 @@ async function pollUntilGone(pid) {
   while (isAlive(pid)) await sleep(100);
 }
 
+/** The size of a file, 0 when it does not exist: where a server's output of this run begins in its log. */
+export function sizeOf(file) {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * The line of a server's log that says why it failed, for a one-line error:
- * the last line that reads as an error (FATAL, ERROR, [ERR], panic), else the
- * last line; "(empty)" when there is none.
+ * of what was written from byte `from` on (this run's part), the last line
+ * that reads as an error (FATAL, ERROR, [ERR], panic), else the last line,
+ * as ": <line>" to append to a message; "" when there is none.
  */
-export function lastLine(file) {
+export function lastLine(file, from = 0) {
   let lines = [];
   try {
-    lines = readFileSync(file, 'utf8').split('\n').map((line) => line.trim()).filter(Boolean);
+    lines = readFileSync(file).subarray(from).toString('utf8').split('\n').map((line) => line.trim()).filter(Boolean);
   } catch {
     // no log yet
   }
   const error = lines.findLast((line) => /FATAL|ERROR|\[(ERR|FTL)\]|panic/i.test(line));
-  return error ?? lines.at(-1) ?? '(empty)';
+  const line = error ?? lines.at(-1);
+  return line ? `: ${line}` : '';
 }
