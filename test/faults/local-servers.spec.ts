@@ -92,8 +92,15 @@ describe('npm start where nothing listens: from a private clone, and stopping wh
     expect(facts.left).toEqual(nothingLeft);
   });
 
+  it('without nats-server installed, the test run stops with one line saying what to install', () => {
+    const facts = scenarios['no-nats-server'];
+    expect(facts?.code).toBe(1);
+    expect(facts.lines).toEqual([expect.stringMatching(/^Nothing answers at NATS_URL \(nats:\/\/127\.0\.0\.1:4222\) and nats-server is not installed\. Install it \(Debian\/Ubuntu: `apt-get install nats-server`/)]);
+    expect(facts.left).toEqual(nothingLeft);
+  });
+
   afterAll(() => {
-    if (Object.keys(scenarios ?? {}).length < 6) process.stderr.write(`drive-start.mjs output:\n${out}\n`);
+    if (Object.keys(scenarios ?? {}).length < 7) process.stderr.write(`drive-start.mjs output:\n${out}\n`);
   });
 });
 

@@ -9,6 +9,7 @@
 //   db-step-fails    the embedded PostgreSQL cannot start: one clear last line, nats-server stopped, nothing left
 //   non-root         as the user `nobody` from its own private clone: one steer delivered, Ctrl-C stops all
 //   test-run-killed  the test run's servers (global-setup.mjs), its process SIGKILLed: stopped, folder removed
+//   no-nats-server   nats-server not installed: the test run stops with one line saying what to install
 // The clones, /tmp and /var/lib/steerline are tmpfs mounts of this namespace:
 // nothing is written outside it, and nothing needs removing afterwards.
 import { execFileSync, spawn } from 'node:child_process';
@@ -150,4 +151,17 @@ const checkout = clone(mine);
   const left = await leftovers(folder, 45_000);
   await until(() => !existsSync(folder), 10_000, 'the folder to be removed', lines);
   report('test-run-killed', { urls: lines.find((line) => line.startsWith('URLS ')), folder, folderLeft: existsSync(folder), left });
+}
+
+// 7. No nats-server installed (hidden behind /dev/null, the last scenario): the test run says what to install, in one line.
+{
+  sh('mount', '--bind', '/dev/null', '/usr/sbin/nats-server');
+  const setup = path.join(source, 'test/support/global-setup.mjs');
+  const script = `await (await import(${JSON.stringify(setup)})).default();`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (out += chunk));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  report('no-nats-server', { code, lines: out.split('\n').filter(Boolean), left: await leftovers('steerline-test-', 10_000) });
 }

@@ -40,7 +40,13 @@ function listeningPorts() {
 
 /** Processes whose command line names the checkout, or (root's embedded PostgreSQL) its folder under /var/lib/steerline. */
 export function processesOf(checkout) {
-  return [checkout, checkoutHome(checkout)].flatMap((pattern) => {
+  const patterns = [checkout];
+  try {
+    patterns.push(checkoutHome(checkout));
+  } catch {
+    // not a folder (any more): its name alone
+  }
+  return patterns.flatMap((pattern) => {
     try {
       return execFileSync('pgrep', ['-af', pattern], { encoding: 'utf8' }).trim().split('\n');
     } catch {
