@@ -24,6 +24,9 @@ const shared = {
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
 };
 module.exports = {
+  // NATS and PostgreSQL for every suite: the ones that answer, else servers of the run's own.
+  globalSetup: '<rootDir>/test/support/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,scripts}/**/*.spec.ts'] },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/{e2e,contract}/**/*.spec.ts'], setupFilesAfterEnv: ['<rootDir>/test/support/timeouts.e2e.ts'] },

@@ -7,6 +7,11 @@
 //    once all three are ready, restarts one that dies, and on Ctrl-C / SIGTERM
 //    stops the apps (gateway first), then the servers it started, and exits 0.
 //
+// Whatever it started is stopped on every way out: a failed start (at any
+// step), Ctrl-C / SIGTERM (also during start-up), a crash of this script (the
+// `exit` handler), and SIGKILL of it (the apps watch their parent, see
+// lib/exit-with-parent.cjs; the servers have a watchdog, see lib/servers.mjs).
+//
 // Variables besides the apps' own (docs/design.md §7):
 //   STEERLINE_PG_PORT          where to look for PostgreSQL when DATABASE_URL is unset (5432)
 //   STEERLINE_STOP_TIMEOUT_MS  how long an app gets to stop after SIGTERM before SIGKILL (20000;
@@ -19,6 +24,7 @@ import { ensureNats } from './lib/nats.mjs';
 import { createOutput, UserError } from './lib/output.mjs';
 import { ensurePostgres } from './lib/postgres.mjs';
 import { isListening } from './lib/probe.mjs';
+import { StartedServers } from './lib/servers.mjs';
 import { Supervised } from './lib/supervisor.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,37 +45,38 @@ const stopTimeoutMs = Number(env.STEERLINE_STOP_TIMEOUT_MS || 20_000);
 const defaultGatewayUrl = `http://${env.HOST || '127.0.0.1'}:${env.PORT || 3000}`;
 const output = createOutput(SERVICES.map((service) => service.name));
 
-const servers = []; // { name, stop } for each server this run started
+const servers = new StartedServers(); // nats-server, initdb, postgres: whatever this run started
 const services = []; // Supervised
-let startup = null; // the infrastructure phase, which a shutdown lets finish
+const startAbort = new AbortController(); // a shutdown during start-up cuts the waiting short
+let startup = null; // the infrastructure phase
 let stopping = 0; // when the shutdown began
 
-async function shutdown(reason, exitCode) {
+/** Stops what was started; `finalLine`, when given, is printed last (why a start failed, and what to do). */
+async function shutdown(reason, exitCode, finalLine) {
   if (stopping) return;
   stopping = Date.now();
   output.log(`${reason}: stopping`);
+  startAbort.abort(new Error(reason));
   await startup?.catch(() => {});
   try {
     // The services stop one by one; none may be restarted meanwhile.
     services.forEach((service) => service.holdRestarts());
     for (const service of [...services].reverse()) await service.stop(stopTimeoutMs);
-    for (const server of [...servers].reverse()) {
-      await server.stop();
-      output.log(`${server.name} stopped`);
-    }
+    await servers.stopAll(output.log);
   } catch (error) {
     output.error(`error while stopping: ${error?.stack ?? error}`);
     exitCode ||= 1;
   }
   output.log(exitCode === 0 ? 'stopped' : `stopped (exit code ${exitCode})`);
+  if (finalLine) output.error(finalLine);
   process.exit(exitCode);
 }
 
 async function startInfrastructure() {
-  const nats = await ensureNats({ root, env, log: output.log });
-  if (nats.stop) servers.push(nats);
-  const postgres = await ensurePostgres({ root, env, log: output.log });
-  if (postgres.stop) servers.push(postgres);
+  const options = { root, env, log: output.log, servers, abort: startAbort.signal };
+  const nats = await ensureNats(options);
+  startAbort.signal.throwIfAborted();
+  const postgres = await ensurePostgres(options);
   return { NATS_URL: nats.url, DATABASE_URL: postgres.url };
 }
 
@@ -153,13 +160,12 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 
 /**
  * npm forwards the terminal's Ctrl-C, so one keypress arrives twice; a signal
- * a second or more later means "now": the apps are killed and the servers left
- * running (the next npm start picks them up again).
+ * a second or more later means "now": the apps are killed, the servers get
+ * their stop signal, and the watchdog SIGKILLs any that linger.
  */
 function signalAgain(signal) {
   if (Date.now() - stopping < 1_000) return;
-  output.log(`${signal} again: killing the apps`);
-  services.forEach((service) => service.kill());
+  output.log(`${signal} again: killing the apps, stopping the servers without waiting`);
   process.exit(130);
 }
 
@@ -167,12 +173,20 @@ process.on('uncaughtException', (error) => {
   output.error(`supervisor error: ${error?.stack ?? error}`);
   void shutdown('supervisor error', 1);
 });
-// Whatever happens, leave no app behind (they run in their own process groups).
-process.on('exit', () => services.forEach((service) => service.kill()));
+// Whatever happens, leave nothing behind: the apps run in their own process
+// groups, so nothing else would stop them; the servers get their stop signal
+// here, and the watchdog makes sure they go.
+process.on('exit', () => {
+  services.forEach((service) => service.kill());
+  servers.signalAllNow();
+});
 
 main().catch((error) => {
   if (stopping) return; // a consequence of the shutdown under way, which ends the process
-  output.error(error instanceof UserError ? error.message : `start-up failed: ${error?.stack ?? error}`);
-  if (services.length === 0 && servers.length === 0) process.exit(1); // nothing to stop
-  void shutdown('start-up failed', 1);
+  const message = error instanceof UserError ? error.message : `start-up failed: ${error?.stack ?? error}`;
+  if (services.length === 0 && servers.names.length === 0) {
+    output.error(message); // nothing to stop
+    process.exit(1);
+  }
+  void shutdown('start-up failed', 1, message);
 });

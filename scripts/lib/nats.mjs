@@ -1,9 +1,9 @@
-// NATS for `npm start`: use the one at NATS_URL, or run a local nats-server.
+// NATS for `npm start` and the test run: use the one at NATS_URL, or run a local nats-server.
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from './output.mjs';
 import { probeNats } from './probe.mjs';
-import { findExecutable, isAlive, sleep, spawnServer, stopProcess, tailFile } from './process.mjs';
+import { findExecutable, isAlive, lastLine, sizeOf, sleep, spawnServer } from './process.mjs';
 
 export const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]', '0.0.0.0']);
@@ -29,62 +29,73 @@ function parseServers(raw) {
 }
 
 /**
- * Resolves with `{ url, name?, stop? }`: the NATS_URL to hand to the apps and, when
- * this started a server, the function that stops it.
+ * Resolves with `{ url }`, the NATS_URL to hand to the apps. A server this
+ * starts, or adopts from an earlier run, is registered with `servers`
+ * (servers.mjs) the moment it runs; `abort` (an AbortSignal) cuts the wait short.
  */
-export async function ensureNats({ root, env, log }) {
+export async function ensureNats({ root, env, log, servers, abort }) {
   const stateDir = path.join(root, '.steerline');
   const pidFile = path.join(stateDir, 'nats.pid');
   const raw = env.NATS_URL || DEFAULT_NATS_URL;
-  const servers = parseServers(raw);
-  if (servers.length === 0) throw new UserError('NATS_URL is empty.');
-  for (const { host, port } of servers) {
+  const found = await findNats(raw, log);
+  if (found) {
+    const orphan = leftRunning(pidFile, found.port);
+    if (orphan) {
+      log(`using the nats-server an earlier run left running (pid ${orphan}) at ${found.host}:${found.port}; it stops with this run`);
+      servers.add({ name: 'nats-server', pid: orphan, signal: 'SIGTERM' });
+    } else {
+      log(`using NATS at ${found.host}:${found.port}`);
+    }
+    return { url: raw };
+  }
+  const [{ host, port }] = parseServers(raw);
+  if (!LOCAL_HOSTS.has(host)) {
+    throw new UserError(`Nothing answers at NATS_URL (${raw}). Start that server, or unset NATS_URL to run a local one.`);
+  }
+  const rel = (file) => path.relative(root, file);
+  return startNatsServer({ port, stateDir, pidFile, log, servers, abort, rel, missing: `Nothing answers at ${host}:${port}` });
+}
+
+/** The first server of NATS_URL (a comma-separated list, with or without a scheme) that answers, or null. */
+export async function findNats(raw, log) {
+  const list = parseServers(raw);
+  if (list.length === 0) throw new UserError('NATS_URL is empty.');
+  for (const { host, port } of list) {
     const info = await probeNats(host, port);
     if (!info) continue;
     if (info.jetstream !== true) {
       log(`warning: the NATS server at ${host}:${port} does not report JetStream; Steerline needs it (nats-server -js).`);
     }
-    const orphan = leftRunning(pidFile, port);
-    if (orphan) {
-      log(`using the nats-server an earlier run left running (pid ${orphan}) at ${host}:${port}`);
-      const stop = () => stopProcess({ pid: orphan, signal: 'SIGTERM', timeoutMs: 10_000 });
-      return { name: 'nats-server', url: raw, stop };
-    }
-    log(`using NATS at ${host}:${port}`);
-    return { url: raw };
+    return { host, port };
   }
+  return null;
+}
 
-  const [{ host, port }] = servers;
-  if (!LOCAL_HOSTS.has(host)) {
-    const where = servers.map((server) => `${server.host}:${server.port}`).join(', ');
-    throw new UserError(`Nothing answers at NATS_URL (${where}). Start that server, or unset NATS_URL to run a local one.`);
-  }
+/** Runs nats-server with JetStream on 127.0.0.1:`port`, its store and log in `stateDir`; resolves with `{ url, pid }` once it answers. */
+export async function startNatsServer({ port, stateDir, pidFile, log, servers, abort, rel = (file) => file, missing = 'NATS is needed' }) {
   const binary = findExecutable('nats-server', ['/usr/sbin', '/usr/local/bin']);
-  if (!binary) {
-    throw new UserError(`Nothing answers at ${host}:${port} and nats-server is not installed. ${INSTALL_HINT}`);
-  }
-
+  if (!binary) throw new UserError(`${missing} and nats-server is not installed. ${INSTALL_HINT}`);
   const storeDir = path.join(stateDir, 'nats');
   const logFile = path.join(stateDir, 'nats.log');
   mkdirSync(storeDir, { recursive: true });
-  const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, '-P', pidFile];
+  const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...(pidFile ? ['-P', pidFile] : [])];
+  const logStart = sizeOf(logFile);
   const child = spawnServer(binary, args, { logFile, env: process.env });
-  const stop = () => stopProcess({ pid: child.pid, exited: child.exited, signal: 'SIGTERM', timeoutMs: 10_000 });
+  servers.add({ name: 'nats-server', pid: child.pid, exited: child.exited, signal: 'SIGTERM' });
 
   const deadline = Date.now() + 15_000;
   let exited = null;
   child.exited.then((outcome) => (exited = outcome));
   while (!(await probeNats('127.0.0.1', port, 500))) {
+    abort?.throwIfAborted();
     if (exited || Date.now() > deadline) {
-      if (!exited) await stop();
       const why = exited?.error?.message ?? (exited ? `it exited (${exited.code ?? exited.signal})` : 'it did not answer within 15 s');
-      throw new UserError(`Could not start ${binary}: ${why}. Its log (${logFile}):\n${tailFile(logFile)}`);
+      throw new UserError(`Could not start ${binary}: ${why}; its log is ${rel(logFile)}${lastLine(logFile, logStart)}`);
     }
     await sleep(100);
   }
-  const rel = (file) => path.relative(root, file);
   log(`started nats-server (pid ${child.pid}) at 127.0.0.1:${port} with JetStream; data in ${rel(storeDir)}, log in ${rel(logFile)}`);
-  return { name: 'nats-server', url: `nats://127.0.0.1:${port}`, stop };
+  return { url: `nats://127.0.0.1:${port}`, pid: child.pid };
 }
 
 /**

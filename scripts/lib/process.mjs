@@ -1,7 +1,8 @@
 // Process helpers shared by the infrastructure starters and the supervisor.
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, openSync, readFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import watchdogLib from './watchdog.cjs';
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -26,10 +27,10 @@ export function findExecutable(name, extraDirs = []) {
  * away from it, so the supervisor can stop the apps first and the servers
  * they depend on last.
  */
-export function spawnServer(command, args, { logFile, env, uid, gid }) {
+export function spawnServer(command, args, { logFile, env, cwd, uid, gid }) {
   const fd = openSync(logFile, 'a');
   try {
-    const child = spawn(command, args, { detached: true, stdio: ['ignore', fd, fd], env, uid, gid });
+    const child = spawn(command, args, { detached: true, stdio: ['ignore', fd, fd], env, cwd, uid, gid });
     child.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
       child.once('error', (error) => resolve({ code: null, signal: null, error }));
@@ -54,18 +55,8 @@ export function isAlive(pid) {
   }
 }
 
-/** Signals a process group led by `pid` (falls back to the process alone). */
-export function signalGroup(pid, signal) {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-}
+/** Signals a process group led by `pid` (falls back to the process alone); `startTimeOf(pid)` tells a process from a later one with its pid. */
+export const { signalGroup, startTimeOf } = watchdogLib;
 
 /**
  * Sends `signal`, then SIGKILL if the process has not exited after
@@ -89,11 +80,29 @@ async function pollUntilGone(pid) {
   while (isAlive(pid)) await sleep(100);
 }
 
-/** The last `lines` lines of a log file, for an error message. */
-export function tailFile(file, lines = 15) {
+/** The size of a file, 0 when it does not exist: where a server's output of this run begins in its log. */
+export function sizeOf(file) {
   try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    return statSync(file).size;
   } catch {
-    return '';
+    return 0;
   }
+}
+
+/**
+ * The line of a server's log that says why it failed, for a one-line error:
+ * of what was written from byte `from` on (this run's part), the last line
+ * that reads as an error (FATAL, ERROR, [ERR], panic), else the last line,
+ * as ": <line>" to append to a message; "" when there is none.
+ */
+export function lastLine(file, from = 0) {
+  let lines = [];
+  try {
+    lines = readFileSync(file).subarray(from).toString('utf8').split('\n').map((line) => line.trim()).filter(Boolean);
+  } catch {
+    // no log yet
+  }
+  const error = lines.findLast((line) => /FATAL|ERROR|\[(ERR|FTL)\]|panic/i.test(line));
+  const line = error ?? lines.at(-1);
+  return line ? `: ${line}` : '';
 }

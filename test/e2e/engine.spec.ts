@@ -1,6 +1,6 @@
 import { checkInvariants, request, type Receipt, type StoredEvent } from '@steerline/contracts';
 import { startEngine, type RunningEngine } from '../../apps/engine/src/app';
-import { eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
+import { eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 
 describe('engine over real NATS JetStream', () => {
   const prefix = uniquePrefix();
@@ -10,7 +10,7 @@ describe('engine over real NATS JetStream', () => {
 
   beforeAll(async () => {
     nats = await openNats(prefix);
-    engine = await startEngine({ natsUrl: 'nats://127.0.0.1:4222', prefix, engineId: 'engine-a', streamReplicas: 1, leaseMs: 5000, resumeLimit: 3 }, { logger: false });
+    engine = await startEngine({ natsUrl: NATS_URL, prefix, engineId: 'engine-a', streamReplicas: 1, leaseMs: 5000, resumeLimit: 3 }, { logger: false });
   });
   afterAll(async () => {
     await engine.close();

@@ -1,4 +1,4 @@
-import { eventually } from '../support/env';
+import { eventually, PG_URL } from '../support/env';
 import { CuttableProxy } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 
@@ -8,8 +8,10 @@ describe('a PostgreSQL outage', () => {
   let proxy: CuttableProxy;
   let stack: Stack;
   beforeAll(async () => {
-    proxy = await CuttableProxy.start(5432);
-    stack = await startStack({ databaseUrl: (url) => url.replace(':5432/', `:${proxy.port}/`) });
+    // In front of the test run's PostgreSQL (TEST_PG_URL: 5432, or the embedded one).
+    const port = new URL(PG_URL).port || '5432';
+    proxy = await CuttableProxy.start(Number(port));
+    stack = await startStack({ databaseUrl: (url) => url.replace(`:${port}/`, `:${proxy.port}/`) });
   });
   afterAll(async () => {
     await stack?.close();

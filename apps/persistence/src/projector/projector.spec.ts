@@ -20,7 +20,7 @@ import {
   type TurnView,
 } from '@steerline/contracts';
 import { TENANT, TurnLog, conversationCreated } from '../../../../test/support/turn-log';
-import { eventually } from '../../../../test/support/env';
+import { eventually, PG_URL } from '../../../../test/support/env';
 import { startPersistence, type PersistenceApp } from '../app';
 import { databaseName, loadPersistenceConfig, type PersistenceConfig } from '../config';
 import { quoteIdentifier } from '../migrations/database';
@@ -29,8 +29,8 @@ jest.setTimeout(60_000);
 
 const base = loadPersistenceConfig(process.env);
 const prefix = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-const dbUrl = new URL(base.databaseUrl);
-dbUrl.pathname = `/steerline_test_${randomBytes(4).toString('hex')}`;
+// The test run's PostgreSQL (TEST_PG_URL: the one at 5432, or the run's embedded one).
+const dbUrl = new URL(`${PG_URL}/steerline_test_${randomBytes(4).toString('hex')}`);
 const config: PersistenceConfig = { natsUrl: base.natsUrl, databaseUrl: dbUrl.toString(), prefix, streamReplicas: 1 };
 const s: Subjects = subjects(prefix);
 
