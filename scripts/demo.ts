@@ -65,6 +65,10 @@ function describe({ event }: StreamedEvent): string {
       return `tool ${event.data.name} running`;
     case 'ToolCallFinished':
       return `tool ${event.data.name} ${event.data.ok ? 'finished' : 'failed'} in ${Math.round(event.data.durationMs)} ms`;
+    case 'ToolApprovalRequested':
+      return `tool ${event.data.name} ${JSON.stringify(event.data.args)} WAITS FOR APPROVAL (call ${event.data.toolCallId})`;
+    case 'ToolApprovalDecided':
+      return `tool call ${event.data.toolCallId} ${event.data.decision.toUpperCase()} by ${event.data.by}${event.data.reason ? `: ${event.data.reason}` : ''}`;
     case 'SteerQueued':
       tally.queued++;
       return `steer #${event.data.position} accepted, queued: "${event.data.text}"`;

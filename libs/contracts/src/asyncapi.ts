@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   CancelTurnCommand,
+  DecideApprovalCommand,
   ConversationQuery,
   CreateConversationCommand,
   StartTurnCommand,
@@ -35,6 +36,8 @@ const EVENT_SUMMARIES: Record<EventType, string> = {
   ModelResponded: 'The model answered step `step`: text and tool calls.',
   ToolCallStarted: 'A tool call of step `step` started.',
   ToolCallFinished: 'A tool call finished, with its output or error.',
+  ToolApprovalRequested: 'A tool call of step `step` waits for a person’s decision before it starts.',
+  ToolApprovalDecided: 'A waiting tool call was approved or denied, by the person, the timeout or the turn’s end.',
   SteerQueued: 'A steer was accepted into the turn’s queue at `position`.',
   SteeringDelivered: 'A steer was delivered at a boundary; the model request `requestStep` carries `rendered`.',
   SteerDropped: 'A queued steer was settled without delivery; `text` is handed back.',
@@ -67,6 +70,7 @@ function requestSpecs(): RequestSpec[] {
     { id: 'steerTurn', subject: p.turnSteer(TURN), summary: 'Steer a running turn by id; answered by its owner only (no responders: turn_not_running).', request: SubmitSteerCommand, reply: r.steer },
     { id: 'steerConversation', subject: p.conversationSteer(CONVERSATION), summary: 'Steer the running turn of a conversation, optionally guarded by expectedTurnId.', request: SubmitConversationSteerCommand, reply: r.steer },
     { id: 'withdrawSteer', subject: p.withdraw(TURN), summary: 'Withdraw a queued steer (SteerDropped withdrawn).', request: WithdrawSteerCommand, reply: r.withdraw },
+    { id: 'decideApproval', subject: p.decideApproval(TURN), summary: 'Approve or deny a tool call waiting for a decision; the same decision again answers the same.', request: DecideApprovalCommand, reply: r.decideApproval },
     { id: 'cancelTurn', subject: p.cancel(TURN), summary: 'Cancel a running turn; a full queue never blocks it.', request: CancelTurnCommand, reply: r.cancel },
     { id: 'queryConversation', subject: p.queryConversation, summary: 'The conversation read model: transcript, turns, steers.', request: ConversationQuery, reply: r.queryConversation, queue: p.persistenceQueue },
     { id: 'queryTurn', subject: p.queryTurn, summary: 'One turn’s read model.', request: TurnQuery, reply: r.queryTurn, queue: p.persistenceQueue },

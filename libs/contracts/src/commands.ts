@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { BOUNDARIES, DROP_REASONS } from './events';
+import { APPROVAL_DECIDERS, APPROVAL_DECISIONS, BOUNDARIES, DROP_REASONS } from './events';
 import { SteerlineError, type ErrorBody } from './errors';
-import { PROMPT_MAX, STEER_TEXT_MAX, TurnLimitsSchema } from './limits';
+import { ApprovalPolicySchema, PROMPT_MAX, STEER_TEXT_MAX, TurnLimitsSchema } from './limits';
 import { ModelSpecSchema } from './models';
 
 // Control characters other than tab, newline and carriage return are refused:
@@ -31,6 +31,7 @@ export const StartTurnCommand = z
     prompt: z.string().min(1).max(PROMPT_MAX),
     model: ModelSpecSchema.optional(),
     limits: TurnLimitsSchema.partial().strict().optional(),
+    approvals: ApprovalPolicySchema.optional(),
   })
   .strict();
 export const SubmitSteerCommand = z.object({ tenantId, text: steerText, steerId: uuid.optional() }).strict();
@@ -38,6 +39,15 @@ export const SubmitConversationSteerCommand = z
   .object({ tenantId, text: steerText, steerId: uuid.optional(), expectedTurnId: uuid.optional() })
   .strict();
 export const WithdrawSteerCommand = z.object({ tenantId, steerId: uuid }).strict();
+export const APPROVAL_VERDICTS = ['approve', 'deny'] as const;
+export const DecideApprovalCommand = z
+  .object({ tenantId, toolCallId: z.string().min(1).max(256), decision: z.enum(APPROVAL_VERDICTS), reason: z.string().max(500).optional() })
+  .strict();
+/** The answer to a decision, the first one and every same one after it. */
+export const ApprovalAnswerSchema = z
+  .object({ toolCallId: z.string(), decision: z.enum(APPROVAL_DECISIONS), reason: z.string().optional(), by: z.enum(APPROVAL_DECIDERS) })
+  .strict();
+export type ApprovalAnswer = z.infer<typeof ApprovalAnswerSchema>;
 export const CancelTurnCommand = z.object({ tenantId, reason: z.string().max(500).optional() }).strict();
 
 export const ConversationQuery = z.object({ tenantId, conversationId: uuid, afterMessage: z.number().int().nonnegative().optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict();
@@ -49,6 +59,7 @@ export type StartTurnCommand = z.infer<typeof StartTurnCommand>;
 export type SubmitSteerCommand = z.infer<typeof SubmitSteerCommand>;
 export type SubmitConversationSteerCommand = z.infer<typeof SubmitConversationSteerCommand>;
 export type WithdrawSteerCommand = z.infer<typeof WithdrawSteerCommand>;
+export type DecideApprovalCommand = z.infer<typeof DecideApprovalCommand>;
 export type CancelTurnCommand = z.infer<typeof CancelTurnCommand>;
 export type ConversationQuery = z.infer<typeof ConversationQuery>;
 export type TurnQuery = z.infer<typeof TurnQuery>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TurnLimitsSchema } from './limits';
+import { ApprovalPolicySchema, TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema, UsageSchema } from './models';
 
 export const BOUNDARIES = ['tool_results', 'turn_end'] as const;
@@ -17,13 +17,19 @@ export const DROP_REASONS = [
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
+export const APPROVAL_DECISIONS = ['approved', 'denied'] as const;
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+/** Who decided: the person, the policy's timeout, or the turn's end (cancel, failure, engine loss). */
+export const APPROVAL_DECIDERS = ['user', 'timeout', 'cancel'] as const;
+export type ApprovalDecider = (typeof APPROVAL_DECIDERS)[number];
+
 const step = z.number().int().positive();
 const uuid = z.uuid();
 
 export const EventDataSchemas = {
   ConversationCreated: z.object({}).strict(),
   TurnStarted: z
-    .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string() })
+    .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string(), approvals: ApprovalPolicySchema.optional() })
     .strict(),
   ModelRequested: z.object({ step, steerIds: z.array(uuid).default([]) }).strict(),
   ModelResponded: z
@@ -41,6 +47,18 @@ export const EventDataSchemas = {
       output: z.unknown().optional(),
       error: z.object({ code: z.string(), message: z.string() }).strict().optional(),
       durationMs: z.number().nonnegative(),
+    })
+    .strict(),
+  ToolApprovalRequested: z
+    .object({ step, toolCallId: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()) })
+    .strict(),
+  ToolApprovalDecided: z
+    .object({
+      step,
+      toolCallId: z.string(),
+      decision: z.enum(APPROVAL_DECISIONS),
+      reason: z.string().optional(),
+      by: z.enum(APPROVAL_DECIDERS),
     })
     .strict(),
   SteerQueued: z

@@ -1,7 +1,7 @@
 import { isTerminalTurnEvent, type SteerlineEvent, type TurnEvent } from './events';
 
-/** Invariants I1–I6 of DESIGN §2, checked on the log alone. */
-export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'positions' | 'single_runner';
+/** Invariants I1–I6 of DESIGN §2 and I7 of §8.2, checked on the log alone. */
+export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'positions' | 'single_runner';
 
 export interface Violation {
   invariant: InvariantId;
@@ -73,9 +73,31 @@ function checkTurn(entries: { event: TurnEvent; streamSeq?: number }[], opts: Au
   const finished = new Map<number, Set<string>>();
   let pendingDeliveries: { steerId: string; requestStep: number; boundary: string; step: number; entry: (typeof entries)[number] }[] = [];
 
+  // I7: per tool call (by step and id), its approval request and decisions.
+  const approvals = new Map<string, { decisions: number; approved: boolean; started: boolean }>();
+  const callKey = (d: { step: number; toolCallId: string }) => `${d.step}/${d.toolCallId}`;
+
   for (const entry of entries) {
     const e = entry.event;
     switch (e.type) {
+      case 'ToolApprovalRequested':
+        if (approvals.has(callKey(e.data))) v('I7', `tool call ${e.data.toolCallId} asked for approval twice`, entry);
+        approvals.set(callKey(e.data), { decisions: 0, approved: false, started: false });
+        break;
+      case 'ToolApprovalDecided': {
+        const a = approvals.get(callKey(e.data));
+        if (!a) v('I7', `decision on tool call ${e.data.toolCallId} without an earlier ToolApprovalRequested`, entry);
+        else if (++a.decisions > 1) v('I7', `tool call ${e.data.toolCallId} decided ${a.decisions} times`, entry);
+        else a.approved = e.data.decision === 'approved';
+        break;
+      }
+      case 'ToolCallStarted': {
+        const a = approvals.get(callKey(e.data));
+        if (a && !a.approved) v('I7', `tool call ${e.data.toolCallId} started without an approved decision`, entry);
+        if (a && a.started) v('I7', `tool call ${e.data.toolCallId} started twice`, entry);
+        if (a) a.started = true;
+        break;
+      }
       case 'SteerQueued':
         if (queued.has(e.data.steerId)) v('I2', 'steer queued twice', entry, e.data.steerId);
         if (e.data.position !== nextPosition) v('positions', `position ${e.data.position} where ${nextPosition} was expected`, entry, e.data.steerId);
@@ -124,6 +146,7 @@ function checkTurn(entries: { event: TurnEvent; streamSeq?: number }[], opts: Au
   const ended = terminals.length > 0;
   if (ended || opts.requireSettled) {
     for (const [steerId, q] of queued) if (q.settled === 0) v('I2', 'accepted steer never settled', entries[entries.length - 1], steerId);
+    for (const [key, a] of approvals) if (a.decisions === 0) v('I7', `approval request ${key} never decided`, entries[entries.length - 1]);
   }
   return out;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BOUNDARIES, DROP_REASONS } from './events';
 import { ERROR_CODES } from './errors';
-import { ReceiptSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
+import { ApprovalAnswerSchema, ReceiptSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
 import { TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema } from './models';
 import type { ChatMessage } from './transcript';
@@ -52,10 +52,19 @@ const turnFields = {
   endedAt: at.optional(),
 };
 
+export const PendingApprovalSchema = z.object({
+  toolCallId: z.string(),
+  step: z.number().int().positive(),
+  name: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  requestedAt: at,
+});
+
 export const TurnViewSchema = z.object({
   ...turnFields,
   conversationId: uuid,
   steers: z.object({ queued: z.number().int().nonnegative(), delivered: z.number().int().nonnegative(), dropped: z.number().int().nonnegative() }),
+  pendingApprovals: z.array(PendingApprovalSchema),
 });
 
 export const ConversationViewSchema = z.object({
@@ -85,6 +94,7 @@ export const ReplyDataSchemas = {
   steer: ReceiptSchema,
   withdraw: ReceiptSchema,
   cancel: z.object({ accepted: z.literal(true) }),
+  decideApproval: ApprovalAnswerSchema,
   queryConversation: ConversationViewSchema,
   queryTurn: TurnViewSchema,
   querySteer: ReceiptSchema,

@@ -19,6 +19,15 @@ export interface SteerView {
   settledAt?: string;
 }
 
+/** A tool call waiting for a person's decision (DESIGN §8.2). */
+export interface PendingApproval {
+  toolCallId: string;
+  step: number;
+  name: string;
+  args: Record<string, unknown>;
+  requestedAt: string;
+}
+
 export interface TurnView {
   id: string;
   conversationId: string;
@@ -31,6 +40,7 @@ export interface TurnView {
   error?: { code: string; message: string };
   cancelReason?: string;
   steers: { queued: number; delivered: number; dropped: number };
+  pendingApprovals: PendingApproval[];
   startedAt: string;
   endedAt?: string;
 }
@@ -38,7 +48,7 @@ export interface TurnView {
 export interface ConversationView {
   id: string;
   createdAt: string;
-  turns: Omit<TurnView, 'steers' | 'conversationId'>[] | TurnView[];
+  turns: Omit<TurnView, 'steers' | 'conversationId' | 'pendingApprovals'>[] | TurnView[];
   messages: ChatMessage[];
   steers: SteerView[];
 }

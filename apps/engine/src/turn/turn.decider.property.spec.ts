@@ -2,18 +2,22 @@ import fc from 'fast-check';
 import { SteerlineError, checkInvariants, type TurnEvent } from '@steerline/contracts';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
-import type { TurnState } from './turn.state';
+import { pendingApprovals, type TurnState } from './turn.state';
 import { call, newTurnState, startCommand, steerId } from './turn.fixtures';
 
 /** One random step of the outside world; interpreted against the current state. */
 const Action = fc.record({
-  kind: fc.constantFrom('submit', 'submit', 'submit', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'cancel', 'fail', 'abandon'),
+  kind: fc.constantFrom('submit', 'submit', 'submit', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'approve', 'approve', 'deny', 'timeout', 'cancel', 'fail', 'abandon'),
   pick: fc.nat(),
   tools: fc.nat({ max: 3 }),
   ok: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
   fatal: fc.boolean(),
 });
 type Action = typeof Action extends fc.Arbitrary<infer T> ? T : never;
+
+/** No policy, one tool's calls, or every call waits for a decision. */
+const Approvals = fc.constantFrom(undefined, { tools: ['sleep'] }, { tools: ['*'] });
+const TOOL_NAMES = ['sleep', 'echo'];
 
 const Limits = fc.record({
   maxQueued: fc.integer({ min: 1, max: 6 }),
@@ -41,10 +45,18 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
         type: 'RecordModelAnswer',
         step: state.step,
         text: 'answer',
-        toolCalls: Array.from({ length: action.tools }, (_, i) => call(state.step, i)),
+        toolCalls: Array.from({ length: action.tools }, (_, i) => call(state.step, i, TOOL_NAMES[(action.pick + i) % 2])),
       };
+    case 'approve':
+    case 'deny':
+    case 'timeout': {
+      // Any call of the step, decided or not: repeats and contradictions must be answered safely.
+      const id = state.toolCalls.length ? state.toolCalls[action.pick % state.toolCalls.length] : 'call_none';
+      return { type: 'DecideApproval', toolCallId: id, decision: action.kind === 'approve' ? 'approved' : 'denied', by: action.kind === 'timeout' ? 'timeout' : 'user' };
+    }
     case 'tool': {
-      const pending = state.toolCalls.filter((id) => !state.finished.includes(id));
+      // Only calls that run: a call waiting for approval has no result to report.
+      const pending = state.toolCalls.filter((id) => !state.finished.includes(id) && (!state.approvals.has(id) || state.approvals.get(id)!.status === 'approved'));
       const id = pending.length ? pending[action.pick % pending.length] : 'call_none';
       return { type: 'RecordToolResult', step: state.step, toolCallId: id, name: 'sleep', ok: action.ok, durationMs: 1, ...(action.ok ? { output: 'ok' } : { error: { code: 'x', message: 'x' }, fatal: action.fatal }) };
     }
@@ -58,9 +70,9 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
 }
 
 describe('turn decider under random interleavings', () => {
-  it('every history satisfies I1–I6 and settles each accepted steer exactly once, and no refused one', () => {
+  it('every history satisfies I1–I7 and settles each accepted steer exactly once, and no refused one', () => {
     fc.assert(
-      fc.property(Limits, fc.array(Action, { maxLength: 80 }), fc.boolean(), (limits, actions, finishByCancel) => {
+      fc.property(Limits, Approvals, fc.array(Action, { maxLength: 80 }), fc.boolean(), (limits, approvals, actions, finishByCancel) => {
         let state = newTurnState();
         const events: TurnEvent[] = [];
         const submitted: string[] = [];
@@ -77,7 +89,7 @@ describe('turn decider under random interleavings', () => {
             if (command.type === 'SubmitSteer' && !state.steers.has(command.steerId)) refused.add(command.steerId);
           }
         };
-        apply(startCommand(limits));
+        apply(startCommand(limits, approvals));
         for (const action of actions) {
           // Answer the model only when asked, as the runner does; tools only while they run.
           if (action.kind === 'model' && state.awaiting !== 'model') continue;
@@ -89,6 +101,7 @@ describe('turn decider under random interleavings', () => {
         while (state.status === 'running' && guard++ < 1000) {
           if (finishByCancel) apply({ type: 'CancelTurn', reason: 'end of test' });
           else if (state.awaiting === 'model') apply({ type: 'RecordModelAnswer', step: state.step, text: 'fin', toolCalls: [] });
+          else if (pendingApprovals(state).length) apply({ type: 'DecideApproval', toolCallId: pendingApprovals(state)[0].toolCallId, decision: 'approved', by: 'user' });
           else if (state.awaiting === 'tools') {
             const id = state.toolCalls.find((c) => !state.finished.includes(c))!;
             apply({ type: 'RecordToolResult', step: state.step, toolCallId: id, name: 'sleep', ok: true, output: 'ok', durationMs: 1 });
@@ -105,6 +118,10 @@ describe('turn decider under random interleavings', () => {
         for (const id of accepted) expect(settlements.get(id)).toBe(1);
         for (const id of refused) expect(settlements.has(id) || accepted.includes(id)).toBe(false);
         expect(new Set(accepted).size).toBe(accepted.length);
+        // A steer never decides an approval: every decision comes from a decision command or the turn's end.
+        const steerCommandsDecided = events.filter((e) => e.type === 'ToolApprovalDecided' && e.data.by === 'cancel');
+        expect(steerCommandsDecided.every((e) => events.some((t) => t.seq > e.seq && (t.type === 'TurnCancelled' || t.type === 'TurnFailed')))).toBe(true);
+        if (!approvals) expect(events.some((e) => e.type === 'ToolApprovalRequested')).toBe(false);
       }),
       { numRuns: 3000 },
     );

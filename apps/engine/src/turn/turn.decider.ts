@@ -1,15 +1,17 @@
 import {
   EVENT_VERSION,
   SteerlineError,
+  needsApproval,
   normalizeSteerText,
   renderSteer,
   type Boundary,
   type DropReason,
   type EventData,
+  type ToolCall,
   type TurnEvent,
 } from '@steerline/contracts';
 import type { TurnCommand } from './turn.commands';
-import type { TurnState } from './turn.state';
+import { pendingApprovals, type TurnState } from './turn.state';
 import { evolve } from './turn.evolve';
 
 type TurnEventType = TurnEvent['type'];
@@ -36,16 +38,24 @@ export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[]
       return recordModelAnswer(command, state);
     case 'RecordToolResult':
       return recordToolResult(command, state);
+    case 'DecideApproval':
+      return decideApproval(command, state);
     case 'FailTurn':
-      return [...dropAll(state, 'turn_failed'), { type: 'TurnFailed', data: { steps: state.step, error: { code: command.code, message: command.message } } }];
+      return endTurn(state, 'turn_failed', { type: 'TurnFailed', data: { steps: state.step, error: { code: command.code, message: command.message } } });
     case 'CancelTurn':
-      return [...dropAll(state, 'turn_cancelled'), { type: 'TurnCancelled', data: { steps: state.step, reason: command.reason } }];
+      return endTurn(state, 'turn_cancelled', { type: 'TurnCancelled', data: { steps: state.step, reason: command.reason } });
     case 'AbandonTurn':
-      return [
-        ...dropAll(state, command.reason),
-        { type: 'TurnFailed', data: { steps: state.step, error: { code: command.reason, message: abandonMessage[command.reason] } } },
-      ];
+      return endTurn(state, command.reason, { type: 'TurnFailed', data: { steps: state.step, error: { code: command.reason, message: abandonMessage[command.reason] } } });
   }
+}
+
+/**
+ * Ends a running turn before its step is done: every call still waiting for a
+ * decision is denied by `cancel` (I7), then the queued steers are dropped, then the end.
+ */
+function endTurn(state: TurnState, reason: DropReason, end: TurnEventDraft): TurnEventDraft[] {
+  const denials = pendingApprovals(state).map(({ step, toolCallId }): TurnEventDraft => ({ type: 'ToolApprovalDecided', data: { step, toolCallId, decision: 'denied', by: 'cancel' } }));
+  return [...denials, ...dropAll(state, reason), end];
 }
 
 const abandonMessage = {
@@ -55,9 +65,9 @@ const abandonMessage = {
 
 function startTurn(command: Extract<TurnCommand, { type: 'StartTurn' }>, state: TurnState): TurnEventDraft[] {
   if (state.status !== 'new') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already started`);
-  const { prompt, model, limits, engineId } = command;
+  const { prompt, model, limits, engineId, approvals } = command;
   return [
-    { type: 'TurnStarted', data: { prompt, model, limits, engineId } },
+    { type: 'TurnStarted', data: { prompt, model, limits, engineId, ...(approvals && { approvals }) } },
     { type: 'ModelRequested', data: { step: 1, steerIds: [] } },
   ];
 }
@@ -87,15 +97,49 @@ function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAns
   }
   const { step, text, toolCalls, usage } = command;
   const responded: TurnEventDraft = { type: 'ModelResponded', data: { step, text, toolCalls, ...(usage ? { usage } : {}) } };
-  if (toolCalls.length > 0) {
-    return [responded, ...toolCalls.map((c): TurnEventDraft => ({ type: 'ToolCallStarted', data: { step, toolCallId: c.id, name: c.name, args: c.args } }))];
-  }
+  if (toolCalls.length > 0) return [responded, ...toolCalls.map((c) => requestOrStart(state, step, c))];
   return [responded, ...boundary(after(state, [responded]), 'turn_end')];
+}
+
+/** A call of a tool the turn's policy lists waits for a decision; any other starts at once (DESIGN §8.2). */
+function requestOrStart(state: TurnState, step: number, c: ToolCall): TurnEventDraft {
+  const data = { step, toolCallId: c.id, name: c.name, args: c.args };
+  return needsApproval(state.approvalPolicy, c.name) ? { type: 'ToolApprovalRequested', data } : { type: 'ToolCallStarted', data };
+}
+
+/**
+ * Approved: the call starts. Denied: it finishes with a `denied` error the
+ * model reads, and the step's boundary comes when it was the last call. The
+ * same decision again is answered without an event; the other one is refused.
+ */
+function decideApproval(command: Extract<TurnCommand, { type: 'DecideApproval' }>, state: TurnState): TurnEventDraft[] {
+  const { toolCallId, decision, reason, by } = command;
+  const request = state.approvals.get(toolCallId);
+  if (!request) throw new SteerlineError('not_found', `tool call ${toolCallId} of this turn did not ask for approval`, { toolCallId });
+  if (request.status !== 'pending') {
+    if (request.status === decision) return [];
+    throw new SteerlineError('already_decided', `tool call ${toolCallId} was already ${request.status}`, {
+      toolCallId,
+      decision: request.status,
+      by: request.by,
+      ...(request.reason !== undefined && { reason: request.reason }),
+    });
+  }
+  const { step, name, args } = request;
+  const decided: TurnEventDraft = { type: 'ToolApprovalDecided', data: { step, toolCallId, decision, ...(reason !== undefined && { reason }), by } };
+  if (decision === 'approved') return [decided, { type: 'ToolCallStarted', data: { step, toolCallId, name, args } }];
+  const message = by === 'timeout' ? 'the call was denied: nobody decided in time' : `the call was denied by the user${reason ? `: ${reason}` : ''}`;
+  const finished: TurnEventDraft = { type: 'ToolCallFinished', data: { step, toolCallId, name, ok: false, error: { code: 'denied', message }, durationMs: 0 } };
+  const next = after(state, [decided, finished]);
+  if (next.finished.length < next.toolCalls.length) return [decided, finished];
+  return [decided, finished, ...boundary(next, 'tool_results')];
 }
 
 function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResult' }>, state: TurnState): TurnEventDraft[] {
   const { step, toolCallId, name, ok, output, error, fatal, durationMs } = command;
-  if (state.awaiting !== 'tools' || step !== state.step || !state.toolCalls.includes(toolCallId) || state.finished.includes(toolCallId)) {
+  const approval = state.approvals.get(toolCallId);
+  const started = !approval || approval.step !== step || approval.status === 'approved';
+  if (state.awaiting !== 'tools' || step !== state.step || !state.toolCalls.includes(toolCallId) || state.finished.includes(toolCallId) || !started) {
     throw new SteerlineError('invalid_request', `tool call ${toolCallId} of step ${step} is not running`);
   }
   const finished: TurnEventDraft = {
@@ -105,7 +149,7 @@ function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResul
   const next = after(state, [finished]);
   if (!ok && fatal) {
     const failure = { code: 'tool_failed', message: `tool ${name} failed: ${error?.message ?? 'unknown error'}` };
-    return [finished, ...dropAll(next, 'turn_failed'), { type: 'TurnFailed', data: { steps: state.step, error: failure } }];
+    return [finished, ...endTurn(next, 'turn_failed', { type: 'TurnFailed', data: { steps: state.step, error: failure } })];
   }
   if (next.finished.length < next.toolCalls.length) return [finished];
   return [finished, ...boundary(next, 'tool_results')];

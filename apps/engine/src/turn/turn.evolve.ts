@@ -20,6 +20,7 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         conversationId: event.conversationId,
         model: event.data.model,
         limits: event.data.limits,
+        ...(event.data.approvals && { approvalPolicy: event.data.approvals }),
       };
     case 'ModelRequested':
       // A request after a text-only answer is a continuation (DESIGN §2.6).
@@ -42,6 +43,15 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
       };
     case 'ToolCallStarted':
       return next;
+    case 'ToolApprovalRequested': {
+      const { toolCallId, step, name, args } = event.data;
+      return { ...next, approvals: new Map(state.approvals).set(toolCallId, { toolCallId, step, name, args, status: 'pending' }) };
+    }
+    case 'ToolApprovalDecided': {
+      const { toolCallId, decision, reason, by } = event.data;
+      const record = state.approvals.get(toolCallId)!;
+      return { ...next, approvals: new Map(state.approvals).set(toolCallId, { ...record, status: decision, by, ...(reason !== undefined && { reason }) }) };
+    }
     case 'ToolCallFinished':
       return { ...next, finished: [...state.finished, event.data.toolCallId] };
     case 'SteerQueued': {

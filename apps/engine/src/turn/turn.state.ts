@@ -1,4 +1,4 @@
-import type { Boundary, DropReason, ModelSpec, Receipt, TurnLimits, TurnStatus } from '@steerline/contracts';
+import type { ApprovalAnswer, ApprovalDecider, ApprovalPolicy, Boundary, DropReason, ModelSpec, Receipt, TurnLimits, TurnStatus } from '@steerline/contracts';
 
 export interface SteerRecord {
   steerId: string;
@@ -11,6 +11,17 @@ export interface SteerRecord {
   reason?: DropReason;
 }
 
+/** A tool call that asked for approval, and what became of the request. */
+export interface ApprovalRecord {
+  toolCallId: string;
+  step: number;
+  name: string;
+  args: Record<string, unknown>;
+  status: 'pending' | 'approved' | 'denied';
+  reason?: string;
+  by?: ApprovalDecider;
+}
+
 /** Everything the decider needs to know about one turn; rebuilt from its events by `evolve`. */
 export interface TurnState {
   status: 'new' | TurnStatus;
@@ -19,6 +30,9 @@ export interface TurnState {
   conversationId: string;
   model?: ModelSpec;
   limits?: TurnLimits;
+  approvalPolicy?: ApprovalPolicy;
+  /** Every approval request of the turn, by tool call id (the latest request wins a reused id). */
+  approvals: ReadonlyMap<string, ApprovalRecord>;
   /** `seq` of the turn's last event. */
   seq: number;
   /** The step of the latest model request (0 before the first). */
@@ -52,6 +66,7 @@ export function initialState(): TurnState {
     finished: [],
     queue: [],
     steers: new Map(),
+    approvals: new Map(),
     nextPosition: 1,
     continuations: 0,
   };
@@ -67,4 +82,16 @@ export function receiptOf(state: TurnState, steerId: string): Receipt | undefine
   if (s.requestStep !== undefined) receipt.requestStep = s.requestStep;
   if (s.reason !== undefined) receipt.reason = s.reason;
   return receipt;
+}
+
+/** The answer to a decision on `toolCallId`, once one is recorded. */
+export function approvalAnswerOf(state: TurnState, toolCallId: string): ApprovalAnswer | undefined {
+  const a = state.approvals.get(toolCallId);
+  if (!a || a.status === 'pending') return undefined;
+  return { toolCallId, decision: a.status, ...(a.reason !== undefined && { reason: a.reason }), by: a.by! };
+}
+
+/** Calls of the current step still waiting for a decision, in request order. */
+export function pendingApprovals(state: TurnState): ApprovalRecord[] {
+  return [...state.approvals.values()].filter((a) => a.status === 'pending');
 }

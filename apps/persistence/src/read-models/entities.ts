@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { Boundary, DropReason, ModelSpec, SteerStatus, ToolCall, TurnLimits, TurnStatus } from '@steerline/contracts';
+import type { Boundary, DropReason, ModelSpec, PendingApproval, SteerStatus, ToolCall, TurnLimits, TurnStatus } from '@steerline/contracts';
 
 /*
  * TypeORM mappings of the read-model tables, for the queries. The tables are
@@ -32,6 +32,7 @@ export class TurnEntity {
   @Column('int') queued!: number;
   @Column('int') delivered!: number;
   @Column('int') dropped!: number;
+  @Column('jsonb', { name: 'pending_approvals' }) pendingApprovals!: PendingApproval[];
   @Column('timestamptz', { name: 'started_at' }) startedAt!: Date;
   @Column('timestamptz', { name: 'ended_at', nullable: true }) endedAt!: Date | null;
   @Column('int', { name: 'last_event_seq' }) lastEventSeq!: number;

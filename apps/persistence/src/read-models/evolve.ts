@@ -54,6 +54,7 @@ export function evolveTurn(turn: TurnRow | undefined, event: TurnEvent): TurnRow
       queued: 0,
       delivered: 0,
       dropped: 0,
+      pendingApprovals: [],
       startedAt: event.at,
       endedAt: null,
       lastEventSeq: event.seq,
@@ -64,6 +65,12 @@ export function evolveTurn(turn: TurnRow | undefined, event: TurnEvent): TurnRow
   switch (event.type) {
     case 'ModelResponded':
       return { ...seen, steps: Math.max(turn.steps, event.data.step) };
+    case 'ToolApprovalRequested': {
+      const { toolCallId, step, name, args } = event.data;
+      return { ...seen, pendingApprovals: [...seen.pendingApprovals.filter((a) => a.toolCallId !== toolCallId), { toolCallId, step, name, args, requestedAt: event.at }] };
+    }
+    case 'ToolApprovalDecided':
+      return { ...seen, pendingApprovals: seen.pendingApprovals.filter((a) => a.toolCallId !== event.data.toolCallId) };
     case 'TurnCompleted':
       return { ...seen, status: 'completed', steps: event.data.steps, text: event.data.text, endedAt: event.at };
     case 'TurnCancelled':

@@ -11,7 +11,7 @@
  */
 
 /** Bump when `generationDdl` changes: a generation built at an older version must be rebuilt (`npm run rebuild`). */
-export const DDL_VERSION = 1;
+export const DDL_VERSION = 2;
 
 /** The schema generation `id` lives in. */
 export function generationSchema(id: number): string {
@@ -43,6 +43,7 @@ export function generationDdl(schema: string): string[] {
       queued int NOT NULL DEFAULT 0,
       delivered int NOT NULL DEFAULT 0,
       dropped int NOT NULL DEFAULT 0,
+      pending_approvals jsonb NOT NULL DEFAULT '[]',
       started_at timestamptz NOT NULL,
       ended_at timestamptz,
       last_event_seq int NOT NULL

@@ -19,6 +19,7 @@ export function toTurnView(t: TurnEntity): TurnView {
     ...(t.error !== null && { error: t.error }),
     ...(t.cancelReason !== null && { cancelReason: t.cancelReason }),
     steers: { queued: t.queued, delivered: t.delivered, dropped: t.dropped },
+    pendingApprovals: t.pendingApprovals ?? [],
     startedAt: t.startedAt.toISOString(),
     ...(t.endedAt !== null && { endedAt: t.endedAt.toISOString() }),
   };
