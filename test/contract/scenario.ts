@@ -10,15 +10,15 @@ const wait = { Prefer: 'wait=5' };
 
 /**
  * One run that writes every event type: a completed turn with a delivered and
- * a withdrawn steer, a cancelled turn with a steer still queued, and a turn
- * whose model fails. Returns once every turn has ended and the projector has
+ * a withdrawn steer, a cancelled turn with a steer still queued, a turn
+ * whose model fails, and a turn whose tool call waits for an approval. Returns once every turn has ended and the projector has
  * caught up.
  */
 export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: string[]; steers: ScenarioSteer[] }> {
   const steers: ScenarioSteer[] = [];
-  const turn = async (script: unknown[]) => {
+  const turn = async (script: unknown[], extra: Record<string, unknown> = {}) => {
     const cid = (await stack.api('POST', '/conversations')).body.id;
-    const started = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'Refactor the parser', model: { provider: 'scripted', script } });
+    const started = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'Refactor the parser', model: { provider: 'scripted', script }, ...extra });
     if (started.status !== 202) throw new Error(`turn not started: ${started.status} ${JSON.stringify(started.body)}`);
     return started.body.turnId as string;
   };
@@ -49,7 +49,13 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   // Failed: the model itself fails at step 1.
   const failed = await turn([{ error: 'the model is down' }]);
 
-  const turnIds = [completed, cancelled, failed];
+  // Approval: its sleep waits for a person, who approves it.
+  const approved = await turn([sleep(50), { text: 'approved and done' }], { approvals: { tools: ['sleep'] } });
+  await eventually(async () => ((await stack.api('GET', `/turns/${approved}`)).body?.pendingApprovals?.length ? true : undefined), 5000, 'the approval request');
+  const approval = await stack.api('POST', `/turns/${approved}/approvals/call_1_0`, { decision: 'approve' });
+  if (approval.status !== 200) throw new Error(`approval failed: ${approval.status} ${JSON.stringify(approval.body)}`);
+
+  const turnIds = [completed, cancelled, failed, approved];
   for (const id of turnIds) {
     const ended = async () => ['completed', 'cancelled', 'failed'].includes((await stack.api('GET', `/turns/${id}`)).body?.status) || undefined;
     await eventually(ended, 10_000, `turn ${id} to end`);

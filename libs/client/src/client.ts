@@ -1,6 +1,7 @@
 import { errorFrom, SteerlineClientError } from './errors';
 import { readSse } from './sse';
 import type {
+  ApprovalAnswer,
   ConversationSteerOptions,
   ConversationView,
   DroppedReceipt,
@@ -68,6 +69,21 @@ export class SteerlineClient {
   /** Withdraws a queued steer: its dropped receipt, text included. `already_delivered` when too late. */
   withdraw(turnId: string, steerId: string): Promise<DroppedReceipt> {
     return this.json('DELETE', `/v1/turns/${seg(turnId)}/steers/${seg(steerId)}`);
+  }
+
+  /** Lets a tool call that waits for approval run. The same decision again answers the same; `already_decided` after a deny. */
+  approve(turnId: string, toolCallId: string, reason?: string): Promise<ApprovalAnswer> {
+    return this.decide(turnId, toolCallId, 'approve', reason);
+  }
+
+  /** Denies a waiting tool call: the model reads a `denied` error result and the turn goes on. */
+  deny(turnId: string, toolCallId: string, reason?: string): Promise<ApprovalAnswer> {
+    return this.decide(turnId, toolCallId, 'deny', reason);
+  }
+
+  private decide(turnId: string, toolCallId: string, decision: 'approve' | 'deny', reason?: string): Promise<ApprovalAnswer> {
+    const body = { decision, ...(reason !== undefined ? { reason } : {}) };
+    return this.json('POST', `/v1/turns/${seg(turnId)}/approvals/${seg(toolCallId)}`, { body });
   }
 
   async cancel(turnId: string, reason?: string): Promise<void> {

@@ -1,8 +1,8 @@
-import type { Boundary, ConversationView, DropReason, ModelSpec, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
+import type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationView, DropReason, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
 
 // Type-only imports: the client has no run-time dependency on the contracts
 // (nor on NATS or zod); only `fetch`, which Node 18+ and browsers have.
-export type { Boundary, ConversationView, DropReason, ModelSpec, SteerlineEvent, TurnLimits, TurnView };
+export type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationView, DropReason, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView };
 
 interface ReceiptBase {
   steerId: string;
@@ -36,6 +36,8 @@ export interface StartTurnInput {
   prompt: string;
   model?: ModelSpec | { provider: 'scripted'; script?: unknown[]; name?: string };
   limits?: Partial<TurnLimits>;
+  /** Calls of these tools (`["*"]`: every tool) wait for `approve` or `deny` before they run. */
+  approvals?: ApprovalPolicy;
 }
 
 export interface SteerOptions {

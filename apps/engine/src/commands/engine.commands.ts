@@ -2,6 +2,7 @@ import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import {
   CancelTurnCommand,
   CreateConversationCommand,
+  DecideApprovalCommand,
   EVENT_VERSION,
   StartTurnCommand,
   SteerlineError,
@@ -61,7 +62,7 @@ async function createConversation(command: CreateConversationCommand, s: Subject
   return { id };
 }
 
-/** The owner's subjects of one running turn: steer, withdraw, cancel, and steers by conversation. */
+/** The owner's subjects of one running turn: steer, withdraw, approval, cancel, and steers by conversation. */
 export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunner): Subscription[] {
   const owned = (tenantId: string) => {
     // Another tenant's turn does not exist for this caller.
@@ -79,6 +80,11 @@ export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunne
         const command = parseBody(WithdrawSteerCommand, body);
         owned(command.tenantId);
         return runner.withdraw(command.steerId);
+      }
+      case 'approval': {
+        const command = parseBody(DecideApprovalCommand, body);
+        owned(command.tenantId);
+        return runner.decideApproval(command.toolCallId, command.decision === 'approve' ? 'approved' : 'denied', command.reason);
       }
       case 'cancel': {
         const command = parseBody(CancelTurnCommand, body);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { SteerlineError, checkInvariants, type TurnEvent } from '@steerline/contracts';
+import { SteerlineError, checkInvariants, type ApprovalPolicy, type TurnEvent } from '@steerline/contracts';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { pendingApprovals, type TurnState } from './turn.state';
@@ -16,7 +16,7 @@ const Action = fc.record({
 type Action = typeof Action extends fc.Arbitrary<infer T> ? T : never;
 
 /** No policy, one tool's calls, or every call waits for a decision. */
-const Approvals = fc.constantFrom(undefined, { tools: ['sleep'] }, { tools: ['*'] });
+const Approvals = fc.constantFrom<ApprovalPolicy | undefined>(undefined, { tools: ['sleep'] }, { tools: ['*'] });
 const TOOL_NAMES = ['sleep', 'echo'];
 
 const Limits = fc.record({

@@ -108,6 +108,7 @@ export class TurnRegistry {
           model,
           limits: { ...DEFAULT_LIMITS, ...command.limits },
           engineId: this.deps.engineId,
+          ...(command.approvals && { approvals: command.approvals }),
         });
       } catch (err) {
         this.release(runner);

@@ -4,6 +4,8 @@ import {
   isTerminalTurnEvent,
   messagesOf,
   uuidv7,
+  type ApprovalAnswer,
+  type ApprovalDecision,
   type ChatMessage,
   type Receipt,
   type TurnEvent,
@@ -14,7 +16,7 @@ import { ToolError, type ToolRegistry } from '../tools/tool.registry';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
-import { receiptOf, type TurnState } from './turn.state';
+import { approvalAnswerOf, receiptOf, type TurnState } from './turn.state';
 
 export interface RunnerDeps {
   log: EventLog;
@@ -43,6 +45,8 @@ export class TurnRunner {
   private broken?: Error;
   private finished = false;
   private readonly abort = new AbortController();
+  /** Approval timeouts of calls still waiting, by tool call id. */
+  private readonly approvalTimers = new Map<string, NodeJS.Timeout>();
   private endedResolve!: () => void;
   readonly ended = new Promise<void>((r) => (this.endedResolve = r));
 
@@ -105,6 +109,12 @@ export class TurnRunner {
     return receiptOf(this.logged, steerId)!;
   }
 
+  /** A person's decision on a waiting call; the same decision again answers the same (DESIGN §8.2). */
+  async decideApproval(toolCallId: string, decision: ApprovalDecision, reason?: string): Promise<ApprovalAnswer> {
+    await this.run({ type: 'DecideApproval', toolCallId, decision, by: 'user', ...(reason !== undefined && { reason }) }).catch(rethrowAsUnavailable);
+    return approvalAnswerOf(this.logged, toolCallId)!;
+  }
+
   async cancel(reason: string): Promise<void> {
     const done = this.run({ type: 'CancelTurn', reason });
     this.abort.abort(new Error('turn cancelled'));
@@ -123,6 +133,8 @@ export class TurnRunner {
     for (const e of events) {
       if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
       else if (e.type === 'ToolCallStarted') void this.runTool(e.data.step, e.data.toolCallId, e.data.name, e.data.args);
+      else if (e.type === 'ToolApprovalRequested') this.armApprovalTimeout(e.data.toolCallId);
+      else if (e.type === 'ToolApprovalDecided') this.disarmApprovalTimeout(e.data.toolCallId);
       else if (isTerminalTurnEvent(e)) this.finish();
     }
   }
@@ -158,11 +170,28 @@ export class TurnRunner {
     await this.runIfRunning({ type: 'RecordToolResult', step, toolCallId, name, durationMs, ...result });
   }
 
+  /** The timeout is only a command: if a person decided first, the decider refuses it (already_decided). */
+  private armApprovalTimeout(toolCallId: string): void {
+    const timeoutMs = this.decided.approvalPolicy?.timeoutMs;
+    if (timeoutMs === undefined) return;
+    const timer = setTimeout(() => {
+      this.approvalTimers.delete(toolCallId);
+      void this.runIfRunning({ type: 'DecideApproval', toolCallId, decision: 'denied', by: 'timeout' });
+    }, timeoutMs);
+    timer.unref();
+    this.approvalTimers.set(toolCallId, timer);
+  }
+
+  private disarmApprovalTimeout(toolCallId: string): void {
+    clearTimeout(this.approvalTimers.get(toolCallId));
+    this.approvalTimers.delete(toolCallId);
+  }
+
   /** Model answers and tool results that arrive after the turn ended are dropped on purpose. */
   private async runIfRunning(command: TurnCommand): Promise<void> {
     if (!this.running) return;
     await this.run(command).catch((err) => {
-      if (!(err instanceof SteerlineError && err.code === 'turn_not_running')) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
+      if (!(err instanceof SteerlineError && (err.code === 'turn_not_running' || err.code === 'already_decided'))) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
     });
   }
 
@@ -177,6 +206,8 @@ export class TurnRunner {
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
+    for (const timer of this.approvalTimers.values()) clearTimeout(timer);
+    this.approvalTimers.clear();
     this.abort.abort(new Error('turn ended'));
     this.deps.onEnded(this);
     this.endedResolve();

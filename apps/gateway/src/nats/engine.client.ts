@@ -2,7 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   request,
+  type ApprovalAnswer,
   type CancelTurnCommand,
+  type DecideApprovalCommand,
   type CreateConversationCommand,
   type Receipt,
   type StartTurnCommand,
@@ -44,6 +46,10 @@ export class EngineClient {
 
   withdraw(turnId: string, body: WithdrawSteerCommand): Promise<Receipt> {
     return this.turnCommand(this.s.withdraw(turnId), body);
+  }
+
+  decideApproval(turnId: string, body: DecideApprovalCommand): Promise<ApprovalAnswer> {
+    return this.turnCommand(this.s.decideApproval(turnId), body);
   }
 
   cancel(turnId: string, body: CancelTurnCommand): Promise<{ accepted: true }> {
