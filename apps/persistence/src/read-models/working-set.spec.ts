@@ -29,6 +29,15 @@ describe('applying events to the read models', () => {
     expect(ws.messages).toEqual([expect.objectContaining({ ordinal: 0, role: 'user', content: 'hi', steerId: null })]);
   });
 
+  it('a tool call waiting for approval is listed on its turn until it is decided', () => {
+    const start = started();
+    const request = event('ToolApprovalRequested', { step: 1, toolCallId: 'call_1_0', name: 'sleep', args: { ms: 5 } });
+    const { ws } = run(start, request);
+    expect(ws.turns.get(turnId)!.pendingApprovals).toEqual([{ toolCallId: 'call_1_0', step: 1, name: 'sleep', args: { ms: 5 }, requestedAt: request.at }]);
+    applyEvent(ws, event('ToolApprovalDecided', { step: 1, toolCallId: 'call_1_0', decision: 'denied', by: 'user' }));
+    expect(ws.turns.get(turnId)!.pendingApprovals).toEqual([]);
+  });
+
   it('steer counts follow each steer from queued to its one settlement', () => {
     const a = uuidv7();
     const b = uuidv7();
