@@ -3,8 +3,9 @@
  * default http://127.0.0.1:3000; STEERLINE_API_KEY when the gateway has keys).
  * It steers the turn mid-flight, shows the conversation's live events and each
  * steer's receipt as they happen, then prints the transcript as the model saw it.
- * In a terminal it keeps a progress line and lets you type steers of your own;
- * with CI=true or without a terminal it runs alone and prints plain lines.
+ * In a terminal it keeps a progress line and lets you type steers of your own,
+ * and asks (y/n) before each tool call runs; with CI=true or without a terminal
+ * it runs alone, approves every call and prints plain lines.
  */
 import { createInterface } from 'node:readline';
 import { SteerlineClient, SteerlineClientError, type Receipt, type StreamedEvent } from '@steerline/client';
@@ -100,6 +101,27 @@ function receiptLine(label: string, r: Receipt): string {
   }
 }
 
+/** Tool calls waiting for the person at the terminal, oldest first. */
+const asked: { turnId: string; toolCallId: string; name: string }[] = [];
+
+/** A call waits for approval: in a terminal the next y/n line answers it; otherwise it is approved at once. */
+function onApprovalRequested(turnId: string, toolCallId: string, name: string): void {
+  if (!interactive) {
+    void decide(turnId, toolCallId, true, 'approved automatically (non-interactive)');
+    return;
+  }
+  asked.push({ turnId, toolCallId, name });
+  if (asked.length === 1) display.line(`run tool ${name} (${toolCallId})? [y/n]`);
+}
+
+async function decide(turnId: string, toolCallId: string, approve: boolean, reason?: string): Promise<void> {
+  const answer = approve ? client.approve(turnId, toolCallId, reason) : client.deny(turnId, toolCallId, reason);
+  await answer.then(
+    (a) => display.line(`${clock()}  decision recorded: ${a.toolCallId} ${a.decision}`),
+    (err: unknown) => display.line(`${clock()}  decision refused: ${(err as Error).message}`),
+  );
+}
+
 /** Streams events until the turn ends; resolves with the turn's last event type, if it ended. */
 async function follow(conversationId: string, turnEnded: AbortController): Promise<string | undefined> {
   let end: string | undefined;
@@ -107,6 +129,7 @@ async function follow(conversationId: string, turnEnded: AbortController): Promi
     tally.events++;
     display.line(`${clock()}  #${String(e.id).padEnd(4)} ${e.type.padEnd(19)} ${describe(e)}`);
     showProgress();
+    if (e.event.type === 'ToolApprovalRequested') onApprovalRequested(e.event.turnId, e.event.data.toolCallId, e.event.data.name);
     if (e.type === 'TurnCompleted' || e.type === 'TurnCancelled' || e.type === 'TurnFailed') {
       end = e.type;
       turnEnded.abort();
@@ -142,6 +165,13 @@ function typedSteers(turnId: string, turnEnded: AbortSignal): void {
   display.line('type a steer and press Enter to send it while the turn runs');
   rl.on('line', (text) => {
     if (!text.trim()) return;
+    const question = asked[0];
+    if (question && /^[yn]$/i.test(text.trim())) {
+      asked.shift();
+      void decide(question.turnId, question.toolCallId, text.trim().toLowerCase() === 'y');
+      if (asked[0]) display.line(`run tool ${asked[0].name} (${asked[0].toolCallId})? [y/n]`);
+      return;
+    }
     client.steer(turnId, text).then(
       (r) => display.line(`${clock()}  ${receiptLine('yours', r)}`),
       (err: unknown) => display.line(`${clock()}  your steer was refused: ${(err as Error).message}`),
@@ -181,6 +211,8 @@ async function main(): Promise<void> {
       provider: 'scripted',
       script: [{ tool: { name: 'sleep', args: { ms: toolMs } } }, { tool: { name: 'sleep', args: { ms: toolMs / 2 } } }, { text: 'Refactoring done.' }],
     },
+    // Each sleep asks the person first; steers sent meanwhile still queue (DESIGN §8.2).
+    approvals: { tools: ['sleep'] },
   });
   display.line(`conversation ${conversationId}, turn ${turnId}`);
   showProgress();
