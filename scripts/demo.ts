@@ -73,6 +73,8 @@ function describe({ event }: StreamedEvent): string {
     case 'SteerQueued':
       tally.queued++;
       return `steer #${event.data.position} accepted, queued: "${event.data.text}"`;
+    case 'SteerEdited':
+      return `steer ${event.data.steerId} edited: "${event.data.previousText}" → "${event.data.text}"`;
     case 'SteeringDelivered':
       tally.queued--;
       tally.delivered++;
@@ -80,7 +82,7 @@ function describe({ event }: StreamedEvent): string {
     case 'SteerDropped':
       tally.queued--;
       tally.dropped++;
-      return `steer #${event.data.position} DROPPED (${event.data.reason}); text handed back: "${event.data.text}"`;
+      return `steer #${event.data.position} DROPPED (${event.data.reason}${event.data.nextTurnId ? ` to turn ${event.data.nextTurnId}` : ''}); text handed back: "${event.data.text}"`;
     case 'TurnCompleted':
       return `turn completed after ${event.data.steps} steps`;
     case 'TurnCancelled':

@@ -12,7 +12,7 @@ import {
   WithdrawSteerCommand,
 } from './commands';
 import { eventConsumerConfig } from './consumer-kit';
-import { EVENT_TYPES, type EventType } from './events';
+import { EVENT_TYPES, isSteerEventType, type EventType } from './events';
 import { eventJsonSchema, readerJsonSchema, type JsonSchema } from './json-schema';
 import { streamConfig } from './nats';
 import { ReplyDataSchemas, replySchema } from './reply-schemas';
@@ -40,6 +40,7 @@ const EVENT_SUMMARIES: Record<EventType, string> = {
   ToolApprovalDecided: 'A waiting tool call was approved or denied, by the person, the timeout or the turn’s end.',
   SteerQueued: 'A steer was accepted into the turn’s queue at `position`.',
   SteeringDelivered: 'A steer was delivered at a boundary; the model request `requestStep` carries `rendered`.',
+  SteerEdited: 'A queued steer’s text was replaced; its position is unchanged and the model will read `text`.',
   SteerDropped: 'A queued steer was settled without delivery; `text` is handed back.',
   TurnCompleted: 'The turn ended with the model’s final text.',
   TurnCancelled: 'The turn was cancelled; queued steers were dropped first.',
@@ -104,7 +105,7 @@ function requestJsonSchema(schema: z.ZodType): JsonSchema {
 }
 
 function eventHeaders(type: EventType): JsonSchema {
-  const steer = type === 'SteerQueued' || type === 'SteeringDelivered' || type === 'SteerDropped';
+  const steer = isSteerEventType(type);
   return {
     type: 'object',
     properties: {

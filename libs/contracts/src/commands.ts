@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { APPROVAL_DECIDERS, APPROVAL_DECISIONS, BOUNDARIES, DROP_REASONS } from './events';
+import { APPROVAL_DECIDERS, APPROVAL_DECISIONS, BOUNDARIES, DROP_REASONS, ON_TURN_END } from './events';
 import { SteerlineError, type ErrorBody } from './errors';
-import { ApprovalPolicySchema, PROMPT_MAX, STEER_TEXT_MAX, TurnLimitsSchema } from './limits';
+import { ApprovalPolicySchema, PROMPT_MAX, STEER_TEXT_MAX, STEER_TTL_MS, TurnLimitsSchema } from './limits';
 import { ModelSpecSchema } from './models';
 
 // Control characters other than tab, newline and carriage return are refused:
@@ -34,10 +34,16 @@ export const StartTurnCommand = z
     approvals: ApprovalPolicySchema.optional(),
   })
   .strict();
-export const SubmitSteerCommand = z.object({ tenantId, text: steerText, steerId: uuid.optional() }).strict();
+/** A steer's own lifecycle (DESIGN §8.3), on both steer routes. */
+export const steerLifecycle = {
+  onTurnEnd: z.enum(ON_TURN_END).optional(),
+  ttlMs: z.number().int().min(STEER_TTL_MS.min).max(STEER_TTL_MS.max).optional(),
+};
+export const SubmitSteerCommand = z.object({ tenantId, text: steerText, steerId: uuid.optional(), ...steerLifecycle }).strict();
 export const SubmitConversationSteerCommand = z
-  .object({ tenantId, text: steerText, steerId: uuid.optional(), expectedTurnId: uuid.optional() })
+  .object({ tenantId, text: steerText, steerId: uuid.optional(), expectedTurnId: uuid.optional(), ...steerLifecycle })
   .strict();
+export const EditSteerCommand = z.object({ tenantId, steerId: uuid, text: steerText }).strict();
 export const WithdrawSteerCommand = z.object({ tenantId, steerId: uuid }).strict();
 export const APPROVAL_VERDICTS = ['approve', 'deny'] as const;
 export const DecideApprovalCommand = z
@@ -59,6 +65,7 @@ export type StartTurnCommand = z.infer<typeof StartTurnCommand>;
 export type SubmitSteerCommand = z.infer<typeof SubmitSteerCommand>;
 export type SubmitConversationSteerCommand = z.infer<typeof SubmitConversationSteerCommand>;
 export type WithdrawSteerCommand = z.infer<typeof WithdrawSteerCommand>;
+export type EditSteerCommand = z.infer<typeof EditSteerCommand>;
 export type DecideApprovalCommand = z.infer<typeof DecideApprovalCommand>;
 export type CancelTurnCommand = z.infer<typeof CancelTurnCommand>;
 export type ConversationQuery = z.infer<typeof ConversationQuery>;
@@ -80,6 +87,8 @@ export const ReceiptSchema = z
     boundary: z.enum(BOUNDARIES).optional(),
     requestStep: z.number().int().positive().optional(),
     reason: z.enum(DROP_REASONS).optional(),
+    /** A steer moved to the next turn: that turn's id. */
+    nextTurnId: uuid.optional(),
   })
   .strict();
 export type Receipt = z.infer<typeof ReceiptSchema>;

@@ -14,8 +14,18 @@ export const DROP_REASONS = [
   'continuation_cap',
   'engine_lost',
   'engine_shutdown',
+  /** An `onTurnEnd: "drop"` steer still queued at a text-only end. */
+  'turn_ended',
+  /** An `onTurnEnd: "next_turn"` steer: its text is the prompt of `nextTurnId`. */
+  'moved_to_next_turn',
+  /** Still queued at the deadline its `ttlMs` set. */
+  'expired',
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
+
+/** What becomes of a steer the turn ends without delivering (DESIGN §8.3); `continue` is the default. */
+export const ON_TURN_END = ['continue', 'drop', 'next_turn'] as const;
+export type OnTurnEnd = (typeof ON_TURN_END)[number];
 
 export const APPROVAL_DECISIONS = ['approved', 'denied'] as const;
 export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
@@ -62,8 +72,18 @@ export const EventDataSchemas = {
     })
     .strict(),
   SteerQueued: z
-    .object({ steerId: uuid, text: z.string(), position: z.number().int().positive(), queueDepth: z.number().int().positive() })
+    .object({
+      steerId: uuid,
+      text: z.string(),
+      position: z.number().int().positive(),
+      queueDepth: z.number().int().positive(),
+      /** Absent: `continue`. */
+      onTurnEnd: z.enum(['drop', 'next_turn']).optional(),
+      /** When a steer sent with `ttlMs` expires if it is still queued. */
+      expiresAt: z.iso.datetime().optional(),
+    })
     .strict(),
+  SteerEdited: z.object({ steerId: uuid, text: z.string(), previousText: z.string() }).strict(),
   SteeringDelivered: z
     .object({
       steerId: uuid,
@@ -77,7 +97,7 @@ export const EventDataSchemas = {
     })
     .strict(),
   SteerDropped: z
-    .object({ steerId: uuid, text: z.string(), position: z.number().int().positive(), reason: z.enum(DROP_REASONS) })
+    .object({ steerId: uuid, text: z.string(), position: z.number().int().positive(), reason: z.enum(DROP_REASONS), nextTurnId: uuid.optional() })
     .strict(),
   TurnCompleted: z.object({ steps: z.number().int().nonnegative(), text: z.string() }).strict(),
   TurnCancelled: z.object({ steps: z.number().int().nonnegative(), reason: z.string() }).strict(),
@@ -138,6 +158,13 @@ export const SteerlineEventSchema = z.discriminatedUnion(
   'type',
   EVENT_TYPES.map((t) => EventSchemas[t]) as unknown as [z.ZodObject, ...z.ZodObject[]],
 );
+
+/** Events about one steer: they carry its id as a header (`STEER_ID_HEADER`). */
+export const STEER_EVENTS = ['SteerQueued', 'SteerEdited', 'SteeringDelivered', 'SteerDropped'] as const satisfies readonly EventType[];
+
+export function isSteerEventType(type: string): type is (typeof STEER_EVENTS)[number] {
+  return (STEER_EVENTS as readonly string[]).includes(type);
+}
 
 export function isTerminalTurnEvent(e: { type: string }): boolean {
   return (TERMINAL_TURN_EVENTS as readonly string[]).includes(e.type);

@@ -65,7 +65,7 @@ function checkTurn(entries: { event: TurnEvent; streamSeq?: number }[], opts: Au
   }
   if (terminals.length === 0 && opts.requireSettled) v('I1', 'turn has no terminal event', entries[entries.length - 1]);
 
-  const queued = new Map<string, { position: number; settled: number }>();
+  const queued = new Map<string, { position: number; settled: number; text: string }>();
   let nextPosition = 1;
   let lastDeliveredPosition = 0;
   let firstResponseSeen = false;
@@ -102,13 +102,22 @@ function checkTurn(entries: { event: TurnEvent; streamSeq?: number }[], opts: Au
         if (queued.has(e.data.steerId)) v('I2', 'steer queued twice', entry, e.data.steerId);
         if (e.data.position !== nextPosition) v('positions', `position ${e.data.position} where ${nextPosition} was expected`, entry, e.data.steerId);
         nextPosition = e.data.position + 1;
-        queued.set(e.data.steerId, { position: e.data.position, settled: 0 });
+        queued.set(e.data.steerId, { position: e.data.position, settled: 0, text: e.data.text });
         break;
+      case 'SteerEdited': {
+        // An edit only ever changes a queued steer, and what settles it carries the last text.
+        const q = queued.get(e.data.steerId);
+        if (!q || q.settled > 0) v('I2', 'edit of a steer that is not queued', entry, e.data.steerId);
+        else if (q.text !== e.data.previousText) v('I2', 'edit whose previousText is not the steer’s text', entry, e.data.steerId);
+        else q.text = e.data.text;
+        break;
+      }
       case 'SteeringDelivered':
       case 'SteerDropped': {
         const q = queued.get(e.data.steerId);
         if (!q) v('I2', `${e.type} without an earlier SteerQueued`, entry, e.data.steerId);
         else if (++q.settled > 1) v('I2', `steer settled ${q.settled} times`, entry, e.data.steerId);
+        else if (q.text !== e.data.text) v('I2', `${e.type} carries a text that is not the steer’s last one`, entry, e.data.steerId);
         if (e.type === 'SteerDropped') break;
         if (!firstResponseSeen) v('I5', 'delivery before the first ModelResponded', entry, e.data.steerId);
         if (e.data.position <= lastDeliveredPosition) v('I3', `delivered position ${e.data.position} after ${lastDeliveredPosition}`, entry, e.data.steerId);

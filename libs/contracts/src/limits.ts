@@ -28,6 +28,11 @@ export type TurnLimits = z.infer<typeof TurnLimitsSchema>;
 
 export const DEFAULT_LIMITS: TurnLimits = TurnLimitsSchema.parse({});
 
+/** A steer's `ttlMs` (DESIGN §8.3). */
+export const STEER_TTL_MS = { min: 1_000, max: 3_600_000 } as const;
+/** Turns a conversation may hold queued behind its running one. */
+export const MAX_QUEUED_TURNS = 10;
+
 /** Tool-call approvals (DESIGN §8.2): which tools wait for a person, and for how long at most. */
 export const APPROVALS = { maxTools: 100, nameMax: 64, timeoutMs: { min: 1_000, max: 86_400_000 } } as const;
 

@@ -3,11 +3,11 @@ import { SteerlineError, checkInvariants, type ApprovalPolicy, type TurnEvent } 
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { pendingApprovals, type TurnState } from './turn.state';
-import { call, newTurnState, startCommand, steerId } from './turn.fixtures';
+import { NEXT_TURN_ID, call, newTurnState, startCommand, steerId } from './turn.fixtures';
 
 /** One random step of the outside world; interpreted against the current state. */
 const Action = fc.record({
-  kind: fc.constantFrom('submit', 'submit', 'submit', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'approve', 'approve', 'deny', 'timeout', 'cancel', 'fail', 'abandon'),
+  kind: fc.constantFrom('submit', 'submit', 'submit', 'submitDrop', 'submitNext', 'edit', 'expire', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'approve', 'approve', 'deny', 'timeout', 'cancel', 'fail', 'abandon'),
   pick: fc.nat(),
   tools: fc.nat({ max: 3 }),
   ok: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
@@ -34,6 +34,13 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
   switch (action.kind) {
     case 'submit':
       return { type: 'SubmitSteer', steerId: steerId(nextSteer++), text: `steer ${nextSteer}` };
+    case 'submitDrop':
+    case 'submitNext':
+      return { type: 'SubmitSteer', steerId: steerId(nextSteer++), text: `steer ${nextSteer}`, onTurnEnd: action.kind === 'submitDrop' ? 'drop' : 'next_turn', expiresAt: '2030-01-01T00:00:00.000Z' };
+    case 'edit':
+      return { type: 'EditSteer', steerId: known, text: `edited ${action.pick}` };
+    case 'expire':
+      return { type: 'ExpireSteer', steerId: known };
     case 'resubmit':
       return { type: 'SubmitSteer', steerId: known, text: 'again' };
     case 'blank':
@@ -45,6 +52,7 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
         type: 'RecordModelAnswer',
         step: state.step,
         text: 'answer',
+        nextTurnId: NEXT_TURN_ID,
         toolCalls: Array.from({ length: action.tools }, (_, i) => call(state.step, i, TOOL_NAMES[(action.pick + i) % 2])),
       };
     case 'approve':
@@ -70,7 +78,7 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
 }
 
 describe('turn decider under random interleavings', () => {
-  it('every history satisfies I1–I7 and settles each accepted steer exactly once, and no refused one', () => {
+  it('every history satisfies I1–I7 and settles each accepted steer exactly once, with its last text, and no refused one', () => {
     fc.assert(
       fc.property(Limits, Approvals, fc.array(Action, { maxLength: 80 }), fc.boolean(), (limits, approvals, actions, finishByCancel) => {
         let state = newTurnState();
@@ -100,7 +108,7 @@ describe('turn decider under random interleavings', () => {
         let guard = 0;
         while (state.status === 'running' && guard++ < 1000) {
           if (finishByCancel) apply({ type: 'CancelTurn', reason: 'end of test' });
-          else if (state.awaiting === 'model') apply({ type: 'RecordModelAnswer', step: state.step, text: 'fin', toolCalls: [] });
+          else if (state.awaiting === 'model') apply({ type: 'RecordModelAnswer', step: state.step, text: 'fin', toolCalls: [], nextTurnId: NEXT_TURN_ID });
           else if (pendingApprovals(state).length) apply({ type: 'DecideApproval', toolCallId: pendingApprovals(state)[0].toolCallId, decision: 'approved', by: 'user' });
           else if (state.awaiting === 'tools') {
             const id = state.toolCalls.find((c) => !state.finished.includes(c))!;
@@ -122,6 +130,13 @@ describe('turn decider under random interleavings', () => {
         const steerCommandsDecided = events.filter((e) => e.type === 'ToolApprovalDecided' && e.data.by === 'cancel');
         expect(steerCommandsDecided.every((e) => events.some((t) => t.seq > e.seq && (t.type === 'TurnCancelled' || t.type === 'TurnFailed')))).toBe(true);
         if (!approvals) expect(events.some((e) => e.type === 'ToolApprovalRequested')).toBe(false);
+        // §8.3: a drop/next_turn steer never reaches the model at a text-only end; a moved one names the one follow-up turn.
+        for (const e of events) {
+          if (e.type !== 'SteeringDelivered' || e.data.boundary !== 'turn_end') continue;
+          const q = events.find((x) => x.type === 'SteerQueued' && x.data.steerId === e.data.steerId)!;
+          expect((q.data as { onTurnEnd?: string }).onTurnEnd).toBeUndefined();
+        }
+        for (const e of events) if (e.type === 'SteerDropped' && e.data.reason === 'moved_to_next_turn') expect(e.data.nextTurnId).toBe(NEXT_TURN_ID);
       }),
       { numRuns: 3000 },
     );

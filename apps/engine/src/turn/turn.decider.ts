@@ -2,7 +2,6 @@ import {
   EVENT_VERSION,
   SteerlineError,
   needsApproval,
-  normalizeSteerText,
   renderSteer,
   type Boundary,
   type DropReason,
@@ -12,6 +11,7 @@ import {
 } from '@steerline/contracts';
 import type { TurnCommand } from './turn.commands';
 import { pendingApprovals, type TurnState } from './turn.state';
+import { dropAll, editSteer, expireSteer, submitSteer, turnEndDrops, withdraw } from './turn.steers';
 import { evolve } from './turn.evolve';
 
 type TurnEventType = TurnEvent['type'];
@@ -26,7 +26,10 @@ export type TurnEventDraft = { [T in TurnEventType]: { type: T; data: EventData<
 export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[] {
   if (command.type === 'StartTurn') return startTurn(command, state);
   if (state.status !== 'running') {
+    // Every steer of an ended turn is settled: these answer with its fate.
     if (command.type === 'WithdrawSteer') return withdraw(command.steerId, state);
+    if (command.type === 'EditSteer') return editSteer(command, state);
+    if (command.type === 'ExpireSteer') return [];
     throw new SteerlineError('turn_not_running', `turn ${state.turnId || 'unknown'} is not running`);
   }
   switch (command.type) {
@@ -34,6 +37,10 @@ export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[]
       return submitSteer(command, state);
     case 'WithdrawSteer':
       return withdraw(command.steerId, state);
+    case 'EditSteer':
+      return editSteer(command, state);
+    case 'ExpireSteer':
+      return expireSteer(command.steerId, state);
     case 'RecordModelAnswer':
       return recordModelAnswer(command, state);
     case 'RecordToolResult':
@@ -72,25 +79,6 @@ function startTurn(command: Extract<TurnCommand, { type: 'StartTurn' }>, state: 
   ];
 }
 
-function submitSteer(command: Extract<TurnCommand, { type: 'SubmitSteer' }>, state: TurnState): TurnEventDraft[] {
-  // A resubmitted id is the same steer: same receipt, no second event (DESIGN §2.10).
-  if (state.steers.has(command.steerId)) return [];
-  const text = normalizeSteerText(command.text);
-  const maxQueued = state.limits!.maxQueued;
-  if (state.queue.length >= maxQueued) {
-    throw new SteerlineError('queue_full', `${maxQueued} steers already wait for the next boundary`, { maxQueued });
-  }
-  return [{ type: 'SteerQueued', data: { steerId: command.steerId, text, position: state.nextPosition, queueDepth: state.queue.length + 1 } }];
-}
-
-function withdraw(steerId: string, state: TurnState): TurnEventDraft[] {
-  const steer = state.steers.get(steerId);
-  if (!steer) throw new SteerlineError('not_found', `steer ${steerId} is not part of this turn`);
-  if (steer.status === 'delivered') throw new SteerlineError('already_delivered', 'the model already has this steer', { steerId, step: steer.step });
-  if (steer.status === 'dropped') return [];
-  return [{ type: 'SteerDropped', data: { steerId, text: steer.text, position: steer.position, reason: 'withdrawn' } }];
-}
-
 function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAnswer' }>, state: TurnState): TurnEventDraft[] {
   if (state.awaiting !== 'model' || command.step !== state.step) {
     throw new SteerlineError('invalid_request', `no model request of step ${command.step} is waiting for an answer`);
@@ -98,7 +86,7 @@ function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAns
   const { step, text, toolCalls, usage } = command;
   const responded: TurnEventDraft = { type: 'ModelResponded', data: { step, text, toolCalls, ...(usage ? { usage } : {}) } };
   if (toolCalls.length > 0) return [responded, ...toolCalls.map((c) => requestOrStart(state, step, c))];
-  return [responded, ...boundary(after(state, [responded]), 'turn_end')];
+  return [responded, ...boundary(after(state, [responded]), 'turn_end', command.nextTurnId)];
 }
 
 /** A call of a tool the turn's policy lists waits for a decision; any other starts at once (DESIGN §8.2). */
@@ -157,9 +145,15 @@ function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResul
 
 /**
  * A tool boundary or a text-only end: drain the whole queue FIFO into the next
- * model request, or end the turn when a limit says so.
+ * model request, or end the turn when a limit says so. At a text-only end only
+ * `continue` steers can be drained (DESIGN §8.3).
  */
-function boundary(state: TurnState, kind: Boundary): TurnEventDraft[] {
+function boundary(state: TurnState, kind: Boundary, nextTurnId?: string): TurnEventDraft[] {
+  if (kind === 'turn_end') {
+    // `drop` and `next_turn` steers never reach this turn's model: settled first, in position order.
+    const ends = turnEndDrops(state, nextTurnId);
+    if (ends.length > 0) return [...ends, ...boundary(after(state, ends), 'turn_end')];
+  }
   const { maxSteps, maxContinuations } = state.limits!;
   const textOnlyEnd = kind === 'turn_end';
   if (textOnlyEnd && state.queue.length === 0) {
@@ -184,14 +178,6 @@ function boundary(state: TurnState, kind: Boundary): TurnEventDraft[] {
     };
   });
   return [...deliveries, { type: 'ModelRequested', data: { step: requestStep, steerIds: [...state.queue] } }];
-}
-
-/** Drops every queued steer, in position order, with one reason. */
-function dropAll(state: TurnState, reason: DropReason): TurnEventDraft[] {
-  return state.queue.map((steerId) => {
-    const s = state.steers.get(steerId)!;
-    return { type: 'SteerDropped', data: { steerId, text: s.text, position: s.position, reason } };
-  });
 }
 
 /** The state after drafts, for decisions that span several events. */

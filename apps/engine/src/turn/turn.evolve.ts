@@ -55,13 +55,17 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
     case 'ToolCallFinished':
       return { ...next, finished: [...state.finished, event.data.toolCallId] };
     case 'SteerQueued': {
-      const { steerId, text, position } = event.data;
+      const { steerId, text, position, onTurnEnd, expiresAt } = event.data;
       return {
         ...next,
         queue: [...state.queue, steerId],
         nextPosition: position + 1,
-        steers: withSteer(state, { steerId, text, position, status: 'queued' }),
+        steers: withSteer(state, { steerId, text, position, status: 'queued', onTurnEnd: onTurnEnd ?? 'continue', ...(expiresAt && { expiresAt }) }),
       };
+    }
+    case 'SteerEdited': {
+      const record = state.steers.get(event.data.steerId)!;
+      return { ...next, steers: withSteer(state, { ...record, text: event.data.text }) };
     }
     case 'SteeringDelivered': {
       const { steerId, step, boundary, requestStep } = event.data;
@@ -73,11 +77,13 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
       };
     }
     case 'SteerDropped': {
-      const record = state.steers.get(event.data.steerId)!;
+      const { steerId, reason, nextTurnId } = event.data;
+      const record = state.steers.get(steerId)!;
       return {
         ...next,
-        queue: state.queue.filter((id) => id !== event.data.steerId),
-        steers: withSteer(state, { ...record, status: 'dropped', reason: event.data.reason }),
+        queue: state.queue.filter((id) => id !== steerId),
+        steers: withSteer(state, { ...record, status: 'dropped', reason, ...(nextTurnId && { nextTurnId }) }),
+        ...(nextTurnId && { nextTurnId }),
       };
     }
     case 'TurnCompleted':

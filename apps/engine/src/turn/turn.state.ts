@@ -1,4 +1,4 @@
-import type { ApprovalAnswer, ApprovalDecider, ApprovalPolicy, Boundary, DropReason, ModelSpec, Receipt, TurnLimits, TurnStatus } from '@steerline/contracts';
+import type { ApprovalAnswer, ApprovalDecider, ApprovalPolicy, Boundary, DropReason, ModelSpec, OnTurnEnd, Receipt, TurnLimits, TurnStatus } from '@steerline/contracts';
 
 export interface SteerRecord {
   steerId: string;
@@ -9,6 +9,9 @@ export interface SteerRecord {
   boundary?: Boundary;
   requestStep?: number;
   reason?: DropReason;
+  onTurnEnd: OnTurnEnd;
+  expiresAt?: string;
+  nextTurnId?: string;
 }
 
 /** A tool call that asked for approval, and what became of the request. */
@@ -49,6 +52,8 @@ export interface TurnState {
   steers: ReadonlyMap<string, SteerRecord>;
   nextPosition: number;
   continuations: number;
+  /** The follow-up turn the turn's `next_turn` steers moved to, once one did. */
+  nextTurnId?: string;
 }
 
 export function initialState(): TurnState {
@@ -81,6 +86,7 @@ export function receiptOf(state: TurnState, steerId: string): Receipt | undefine
   if (s.boundary !== undefined) receipt.boundary = s.boundary;
   if (s.requestStep !== undefined) receipt.requestStep = s.requestStep;
   if (s.reason !== undefined) receipt.reason = s.reason;
+  if (s.nextTurnId !== undefined) receipt.nextTurnId = s.nextTurnId;
   return receipt;
 }
 
