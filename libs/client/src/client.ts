@@ -51,19 +51,24 @@ export class SteerlineClient {
 
   /** Steers a running turn. */
   steer(turnId: string, text: string, opts: SteerOptions = {}): Promise<Receipt> {
-    const body = { text, ...(opts.steerId ? { steerId: opts.steerId } : {}) };
+    const body = { text, ...lifecycle(opts) };
     return this.receiptOf('POST', `/v1/turns/${seg(turnId)}/steers`, body, opts);
   }
 
   /** Steers whatever turn of the conversation is running (or exactly `expectedTurnId`). */
   steerConversation(conversationId: string, text: string, opts: ConversationSteerOptions = {}): Promise<Receipt> {
-    const body = { text, ...(opts.steerId ? { steerId: opts.steerId } : {}), ...(opts.expectedTurnId ? { expectedTurnId: opts.expectedTurnId } : {}) };
+    const body = { text, ...lifecycle(opts), ...(opts.expectedTurnId ? { expectedTurnId: opts.expectedTurnId } : {}) };
     return this.receiptOf('POST', `/v1/conversations/${seg(conversationId)}/steers`, body, opts);
   }
 
   /** A steer's receipt; with `waitSeconds`, once it is settled (or the wait ends). */
   receipt(turnId: string, steerId: string, opts: { waitSeconds?: number; signal?: AbortSignal } = {}): Promise<Receipt> {
     return this.receiptOf('GET', `/v1/turns/${seg(turnId)}/steers/${seg(steerId)}`, undefined, opts);
+  }
+
+  /** Replaces a queued steer's text (same position): the queued receipt. `already_delivered` / `steer_dropped` when too late. */
+  editSteer(turnId: string, steerId: string, text: string): Promise<Receipt> {
+    return this.json('PATCH', `/v1/turns/${seg(turnId)}/steers/${seg(steerId)}`, { body: { text } });
   }
 
   /** Withdraws a queued steer: its dropped receipt, text included. `already_delivered` when too late. */
@@ -163,8 +168,8 @@ export class SteerlineClient {
     } catch (err) {
       // The API answers a drop as the error steer_dropped; here it is the receipt it stands for.
       if (err instanceof SteerlineClientError && err.code === 'steer_dropped') {
-        const { steerId, turnId, position, text, reason } = err.details as Omit<DroppedReceipt, 'status'>;
-        return { status: 'dropped', steerId, turnId, position, text, reason };
+        const { steerId, turnId, position, text, reason, nextTurnId } = err.details as Omit<DroppedReceipt, 'status'>;
+        return { status: 'dropped', steerId, turnId, position, text, reason, ...(nextTurnId ? { nextTurnId } : {}) };
       }
       throw err;
     }
@@ -197,6 +202,14 @@ class StreamDropped extends Error {}
 
 function retryable(err: SteerlineClientError): boolean {
   return err.status >= 500 || err.status === 0 || err.code === 'rate_limited';
+}
+
+function lifecycle(opts: SteerOptions): Record<string, unknown> {
+  return {
+    ...(opts.steerId ? { steerId: opts.steerId } : {}),
+    ...(opts.onTurnEnd ? { onTurnEnd: opts.onTurnEnd } : {}),
+    ...(opts.ttlMs !== undefined ? { ttlMs: opts.ttlMs } : {}),
+  };
 }
 
 function seg(id: string): string {

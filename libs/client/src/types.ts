@@ -28,6 +28,8 @@ export interface QueuedReceipt extends ReceiptBase {
 export interface DroppedReceipt extends ReceiptBase {
   status: 'dropped';
   reason: DropReason;
+  /** Reason `moved_to_next_turn`: the turn whose prompt holds this steer's text. */
+  nextTurnId?: string;
 }
 
 export type Receipt = DeliveredReceipt | QueuedReceipt | DroppedReceipt;
@@ -43,6 +45,14 @@ export interface StartTurnInput {
 export interface SteerOptions {
   /** Your own id for the steer: resubmitting it is idempotent (same receipt, no second steer). */
   steerId?: string;
+  /**
+   * What becomes of the steer if the model ends the turn before reading it:
+   * `continue` (default) delivers it and the turn goes on, `drop` drops it
+   * `turn_ended`, `next_turn` makes it the prompt of a follow-up turn.
+   */
+  onTurnEnd?: 'continue' | 'drop' | 'next_turn';
+  /** Dropped `expired` if still queued this many ms after it was accepted (1 000–3 600 000). */
+  ttlMs?: number;
   /** Wait up to this many seconds (at most 60) for delivery or drop before answering. */
   waitSeconds?: number;
   signal?: AbortSignal;

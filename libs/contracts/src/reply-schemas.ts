@@ -34,6 +34,7 @@ export const SteerViewSchema = z.object({
   step: z.number().int().positive().optional(),
   boundary: z.enum(BOUNDARIES).optional(),
   requestStep: z.number().int().positive().optional(),
+  nextTurnId: uuid.optional(),
   queuedAt: at,
   settledAt: at.optional(),
 });

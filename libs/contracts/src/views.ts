@@ -15,6 +15,8 @@ export interface SteerView {
   step?: number;
   boundary?: Boundary;
   requestStep?: number;
+  /** A steer moved to the next turn: that turn. */
+  nextTurnId?: string;
   queuedAt: string;
   settledAt?: string;
 }

@@ -3,6 +3,7 @@ import {
   CancelTurnCommand,
   CreateConversationCommand,
   DecideApprovalCommand,
+  EditSteerCommand,
   EVENT_VERSION,
   StartTurnCommand,
   SteerlineError,
@@ -62,7 +63,7 @@ async function createConversation(command: CreateConversationCommand, s: Subject
   return { id };
 }
 
-/** The owner's subjects of one running turn: steer, withdraw, approval, cancel, and steers by conversation. */
+/** The owner's subjects of one running turn: steer, edit, withdraw, approval, cancel, and steers by conversation. */
 export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunner): Subscription[] {
   const owned = (tenantId: string) => {
     // Another tenant's turn does not exist for this caller.
@@ -74,7 +75,12 @@ export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunne
       case 'steer': {
         const command = parseBody(SubmitSteerCommand, body);
         owned(command.tenantId);
-        return runner.submitSteer(command.steerId ?? uuidv7(), command.text);
+        return runner.submitSteer(command.steerId ?? uuidv7(), command.text, command);
+      }
+      case 'edit': {
+        const command = parseBody(EditSteerCommand, body);
+        owned(command.tenantId);
+        return runner.editSteer(command.steerId, command.text);
       }
       case 'withdraw': {
         const command = parseBody(WithdrawSteerCommand, body);
@@ -103,7 +109,7 @@ export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunne
     if (command.expectedTurnId && command.expectedTurnId !== runner.turnId) {
       throw new SteerlineError('turn_moved_on', `the running turn is ${runner.turnId}`, { turnId: runner.turnId });
     }
-    return runner.submitSteer(command.steerId ?? uuidv7(), command.text);
+    return runner.submitSteer(command.steerId ?? uuidv7(), command.text, command);
   };
   return [serve(nc, s.turnCommands(runner.turnId), onTurnCommand, { onError }), serve(nc, s.conversationSteer(runner.conversationId), onConversationSteer, { onError })];
 }

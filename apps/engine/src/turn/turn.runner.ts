@@ -7,6 +7,7 @@ import {
   type ApprovalAnswer,
   type ApprovalDecision,
   type ChatMessage,
+  type OnTurnEnd,
   type Receipt,
   type TurnEvent,
 } from '@steerline/contracts';
@@ -45,8 +46,9 @@ export class TurnRunner {
   private broken?: Error;
   private finished = false;
   private readonly abort = new AbortController();
-  /** Approval timeouts of calls still waiting, by tool call id. */
+  /** Approval timeouts of calls still waiting, and deadlines of queued steers, by call or steer id. */
   private readonly approvalTimers = new Map<string, NodeJS.Timeout>();
+  private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
   private endedResolve!: () => void;
   readonly ended = new Promise<void>((r) => (this.endedResolve = r));
 
@@ -99,8 +101,15 @@ export class TurnRunner {
     });
   }
 
-  async submitSteer(steerId: string, text: string): Promise<Receipt> {
-    await this.run({ type: 'SubmitSteer', steerId, text }).catch(rethrowAsUnavailable);
+  async submitSteer(steerId: string, text: string, opts: { onTurnEnd?: OnTurnEnd; ttlMs?: number } = {}): Promise<Receipt> {
+    const expiresAt = opts.ttlMs === undefined ? undefined : new Date(Date.now() + opts.ttlMs).toISOString();
+    await this.run({ type: 'SubmitSteer', steerId, text, ...(opts.onTurnEnd && { onTurnEnd: opts.onTurnEnd }), ...(expiresAt && { expiresAt }) }).catch(rethrowAsUnavailable);
+    return receiptOf(this.logged, steerId)!;
+  }
+
+  /** Replaces a queued steer's text; the decider refuses it once the steer is delivered or dropped. */
+  async editSteer(steerId: string, text: string): Promise<Receipt> {
+    await this.run({ type: 'EditSteer', steerId, text }).catch(rethrowAsUnavailable);
     return receiptOf(this.logged, steerId)!;
   }
 
@@ -135,6 +144,8 @@ export class TurnRunner {
       else if (e.type === 'ToolCallStarted') void this.runTool(e.data.step, e.data.toolCallId, e.data.name, e.data.args);
       else if (e.type === 'ToolApprovalRequested') this.armApprovalTimeout(e.data.toolCallId);
       else if (e.type === 'ToolApprovalDecided') this.disarmApprovalTimeout(e.data.toolCallId);
+      else if (e.type === 'SteerQueued' && e.data.expiresAt) this.armExpiry(e.data.steerId, e.data.expiresAt);
+      else if (e.type === 'SteeringDelivered' || e.type === 'SteerDropped') this.disarmExpiry(e.data.steerId);
       else if (isTerminalTurnEvent(e)) this.finish();
     }
   }
@@ -144,7 +155,8 @@ export class TurnRunner {
     let command: TurnCommand;
     try {
       const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs() }, this.abort.signal);
-      command = { type: 'RecordModelAnswer', step, ...answer };
+      // A fresh id for the follow-up turn, used only if this answer moves the turn's first next_turn steer.
+      command = { type: 'RecordModelAnswer', step, ...answer, nextTurnId: uuidv7() };
     } catch (err) {
       if (this.abort.signal.aborted) return;
       const code = err instanceof ModelError ? err.code : 'model_failed';
@@ -187,6 +199,21 @@ export class TurnRunner {
     this.approvalTimers.delete(toolCallId);
   }
 
+  /** Expiry is a command too: a boundary decided first leaves nothing for it to drop. */
+  private armExpiry(steerId: string, expiresAt: string): void {
+    const timer = setTimeout(() => {
+      this.expiryTimers.delete(steerId);
+      void this.runIfRunning({ type: 'ExpireSteer', steerId });
+    }, Math.max(0, Date.parse(expiresAt) - Date.now()));
+    timer.unref();
+    this.expiryTimers.set(steerId, timer);
+  }
+
+  private disarmExpiry(steerId: string): void {
+    clearTimeout(this.expiryTimers.get(steerId));
+    this.expiryTimers.delete(steerId);
+  }
+
   /** Model answers and tool results that arrive after the turn ended are dropped on purpose. */
   private async runIfRunning(command: TurnCommand): Promise<void> {
     if (!this.running) return;
@@ -206,8 +233,10 @@ export class TurnRunner {
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
-    for (const timer of this.approvalTimers.values()) clearTimeout(timer);
-    this.approvalTimers.clear();
+    for (const timers of [this.approvalTimers, this.expiryTimers]) {
+      for (const timer of timers.values()) clearTimeout(timer);
+      timers.clear();
+    }
     this.abort.abort(new Error('turn ended'));
     this.deps.onEnded(this);
     this.endedResolve();

@@ -5,6 +5,7 @@ import {
   type ApprovalAnswer,
   type CancelTurnCommand,
   type DecideApprovalCommand,
+  type EditSteerCommand,
   type CreateConversationCommand,
   type Receipt,
   type StartTurnCommand,
@@ -42,6 +43,10 @@ export class EngineClient {
   // The engine that owns the conversation's running turn answers; none means no turn runs.
   steerConversation(conversationId: string, body: SubmitConversationSteerCommand): Promise<Receipt> {
     return this.turnCommand(this.s.conversationSteer(conversationId), body);
+  }
+
+  editSteer(turnId: string, body: EditSteerCommand): Promise<Receipt> {
+    return this.turnCommand(this.s.editSteer(turnId), body);
   }
 
   withdraw(turnId: string, body: WithdrawSteerCommand): Promise<Receipt> {

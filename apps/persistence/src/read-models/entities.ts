@@ -64,6 +64,7 @@ export class SteerEntity {
   @Column('int', { nullable: true }) step!: number | null;
   @Column('text', { nullable: true }) boundary!: Boundary | null;
   @Column('int', { name: 'request_step', nullable: true }) requestStep!: number | null;
+  @Column('uuid', { name: 'next_turn_id', nullable: true }) nextTurnId!: string | null;
   @Column('timestamptz', { name: 'queued_at' }) queuedAt!: Date;
   @Column('timestamptz', { name: 'settled_at', nullable: true }) settledAt!: Date | null;
 }

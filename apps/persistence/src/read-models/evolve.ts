@@ -1,4 +1,4 @@
-import { messagesOf, type SteerlineEvent, type SteerStatus, type TurnEvent } from '@steerline/contracts';
+import { isSteerEventType, messagesOf, type SteerlineEvent, type SteerStatus, type TurnEvent } from '@steerline/contracts';
 import type { ConversationRow, MessageRow, SteerRow, TurnRow } from './rows';
 
 /*
@@ -83,27 +83,30 @@ export function evolveTurn(turn: TurnRow | undefined, event: TurnEvent): TurnRow
   }
 }
 
-type SteerEvent = Extract<TurnEvent, { type: 'SteerQueued' | 'SteeringDelivered' | 'SteerDropped' }>;
+type SteerEvent = Extract<TurnEvent, { type: 'SteerQueued' | 'SteerEdited' | 'SteeringDelivered' | 'SteerDropped' }>;
 
 export function isSteerEvent(event: SteerlineEvent): event is SteerEvent {
-  return event.type === 'SteerQueued' || event.type === 'SteeringDelivered' || event.type === 'SteerDropped';
+  return isSteerEventType(event.type);
 }
 
 export function evolveSteer(steer: SteerRow | undefined, event: SteerEvent): SteerRow {
   // Settlements carry text and position, so a steer whose SteerQueued is missing
   // is still recorded; the first settlement wins (I2 makes a second one a log defect).
+  if (!steer && event.type === 'SteerEdited') throw new Error('unreachable: an edit without its steer is applied by applyEvent as an orphan');
+  const first = event as Exclude<SteerEvent, { type: 'SteerEdited' }>;
   const base: SteerRow = steer ?? {
-    id: event.data.steerId,
-    turnId: event.turnId,
-    conversationId: event.conversationId,
-    tenantId: event.tenantId,
-    text: event.data.text,
-    position: event.data.position,
+    id: first.data.steerId,
+    turnId: first.turnId,
+    conversationId: first.conversationId,
+    tenantId: first.tenantId,
+    text: first.data.text,
+    position: first.data.position,
     status: 'queued',
     reason: null,
     step: null,
     boundary: null,
     requestStep: null,
+    nextTurnId: null,
     queuedAt: event.at,
     settledAt: null,
   };
@@ -111,12 +114,14 @@ export function evolveSteer(steer: SteerRow | undefined, event: SteerEvent): Ste
   switch (event.type) {
     case 'SteerQueued':
       return base;
+    case 'SteerEdited':
+      return { ...base, text: event.data.text };
     case 'SteeringDelivered': {
-      const { step, boundary, requestStep } = event.data;
-      return { ...base, status: 'delivered', step, boundary, requestStep, settledAt: event.at };
+      const { step, boundary, requestStep, text } = event.data;
+      return { ...base, text, status: 'delivered', step, boundary, requestStep, settledAt: event.at };
     }
     case 'SteerDropped':
-      return { ...base, status: 'dropped', reason: event.data.reason, settledAt: event.at };
+      return { ...base, text: event.data.text, status: 'dropped', reason: event.data.reason, nextTurnId: event.data.nextTurnId ?? null, settledAt: event.at };
   }
 }
 

@@ -47,6 +47,7 @@ export interface SteerRow {
   step: number | null;
   boundary: Boundary | null;
   requestStep: number | null;
+  nextTurnId: string | null;
   queuedAt: string;
   settledAt: string | null;
 }

@@ -73,6 +73,7 @@ export function generationDdl(schema: string): string[] {
       step int,
       boundary text CHECK (boundary IN ('tool_results', 'turn_end')),
       request_step int,
+      next_turn_id uuid,
       queued_at timestamptz NOT NULL,
       settled_at timestamptz
     )`,

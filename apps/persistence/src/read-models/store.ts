@@ -45,11 +45,12 @@ const STEERS: Table<SteerRow> = {
   name: 'steers',
   columns: [
     ['id', 'uuid'], ['turn_id', 'uuid'], ['conversation_id', 'uuid'], ['tenant_id', 'text'], ['text', 'text'], ['position', 'int'],
-    ['status', 'text'], ['reason', 'text'], ['step', 'int'], ['boundary', 'text'], ['request_step', 'int'], ['queued_at', 'timestamptz'],
-    ['settled_at', 'timestamptz'],
+    ['status', 'text'], ['reason', 'text'], ['step', 'int'], ['boundary', 'text'], ['request_step', 'int'], ['next_turn_id', 'uuid'],
+    ['queued_at', 'timestamptz'], ['settled_at', 'timestamptz'],
   ],
-  onConflict: updateOnConflict('id', ['status', 'reason', 'step', 'boundary', 'request_step', 'settled_at']),
-  values: (s) => [s.id, s.turnId, s.conversationId, s.tenantId, s.text, s.position, s.status, s.reason, s.step, s.boundary, s.requestStep, s.queuedAt, s.settledAt],
+  // `text` too: an edit replaces a queued steer's text.
+  onConflict: updateOnConflict('id', ['text', 'status', 'reason', 'step', 'boundary', 'request_step', 'next_turn_id', 'settled_at']),
+  values: (s) => [s.id, s.turnId, s.conversationId, s.tenantId, s.text, s.position, s.status, s.reason, s.step, s.boundary, s.requestStep, s.nextTurnId, s.queuedAt, s.settledAt],
 };
 const MESSAGES: Table<MessageRow> = {
   name: 'messages',

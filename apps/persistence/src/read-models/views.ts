@@ -36,6 +36,7 @@ export function toSteerView(s: SteerEntity): SteerView {
     ...(s.step !== null && { step: s.step }),
     ...(s.boundary !== null && { boundary: s.boundary }),
     ...(s.requestStep !== null && { requestStep: s.requestStep }),
+    ...(s.nextTurnId !== null && { nextTurnId: s.nextTurnId }),
     queuedAt: s.queuedAt.toISOString(),
     ...(s.settledAt !== null && { settledAt: s.settledAt.toISOString() }),
   };
@@ -52,6 +53,7 @@ export function toReceipt(s: SteerEntity): Receipt {
     ...(s.boundary !== null && { boundary: s.boundary }),
     ...(s.requestStep !== null && { requestStep: s.requestStep }),
     ...(s.reason !== null && { reason: s.reason }),
+    ...(s.nextTurnId !== null && { nextTurnId: s.nextTurnId }),
   };
 }
 

@@ -84,6 +84,8 @@ export function applyEvent(ws: WorkingSet, event: SteerlineEvent): ApplyOutcome 
   if (isSteerEvent(event)) {
     const steerBefore = ws.steers.get(event.data.steerId);
     if (steerBefore && steerBefore.turnId !== event.turnId) return 'orphan';
+    // An edit carries no position: without its steer's row there is nothing it could describe.
+    if (!steerBefore && event.type === 'SteerEdited') return 'orphan';
     const steer = evolveSteer(steerBefore, event);
     if (steer !== steerBefore) putSteer(ws, steer);
     turn = countSteer(turn, steerBefore?.status, steer.status);
