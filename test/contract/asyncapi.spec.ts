@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Parser, type AsyncAPIDocumentInterface } from '@asyncapi/parser';
-import { EVENT_TYPES, eventConsumerConfig, streamConfig, subjects } from '@steerline/contracts';
+import { CURRENT_VERSIONS, EVENT_TYPES, eventConsumerConfig, streamConfig, subjects, type EventType } from '@steerline/contracts';
 
 const committed = readFileSync(resolve(__dirname, '../../libs/contracts/asyncapi.json'), 'utf8');
 
@@ -31,7 +31,7 @@ describe('the AsyncAPI document of the NATS contract', () => {
     for (const message of channel.messages().all()) {
       expect(message.payload()?.properties()?.type?.const()).toBe(message.id());
       expect(message.headers()?.required()).toContain('Steerline-Event-Type');
-      expect(message.extensions().get('x-steerline-version')?.value()).toBe(1);
+      expect(message.extensions().get('x-steerline-version')?.value()).toBe(CURRENT_VERSIONS[message.id() as EventType]);
     }
   });
 

@@ -35,6 +35,8 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   const completed = await turn([sleep(800), sleep(200), { text: 'finished' }]);
   await eventually(async () => ((await stack.api('GET', `/turns/${completed}`)).status === 200 ? true : undefined), 5000, 'the turn to be projected');
   const withdrawn = await steer(completed, 'Drop the second idea');
+  const edited = await stack.api('PATCH', `/turns/${completed}/steers/${withdrawn}`, { text: 'Drop the second idea, really' });
+  if (edited.status !== 200) throw new Error(`edit failed: ${edited.status} ${JSON.stringify(edited.body)}`);
   const removed = await stack.api('DELETE', `/turns/${completed}/steers/${withdrawn}`);
   if (removed.status !== 200) throw new Error(`withdraw failed: ${removed.status} ${JSON.stringify(removed.body)}`);
   await steer(completed, 'Keep the public API', wait);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   CancelTurnCommand,
   DecideApprovalCommand,
+  EditSteerCommand,
   ConversationQuery,
   CreateConversationCommand,
   StartTurnCommand,
@@ -70,6 +71,7 @@ function requestSpecs(): RequestSpec[] {
     { id: 'startTurn', subject: p.startTurn, summary: 'Start a turn; any engine may take it and then owns it.', request: StartTurnCommand, reply: r.startTurn, queue: p.engineQueue },
     { id: 'steerTurn', subject: p.turnSteer(TURN), summary: 'Steer a running turn by id; answered by its owner only (no responders: turn_not_running).', request: SubmitSteerCommand, reply: r.steer },
     { id: 'steerConversation', subject: p.conversationSteer(CONVERSATION), summary: 'Steer the running turn of a conversation, optionally guarded by expectedTurnId.', request: SubmitConversationSteerCommand, reply: r.steer },
+    { id: 'editSteer', subject: p.editSteer(TURN), summary: 'Replace a queued steer’s text (SteerEdited); already_delivered or steer_dropped once settled.', request: EditSteerCommand, reply: r.steer },
     { id: 'withdrawSteer', subject: p.withdraw(TURN), summary: 'Withdraw a queued steer (SteerDropped withdrawn).', request: WithdrawSteerCommand, reply: r.withdraw },
     { id: 'decideApproval', subject: p.decideApproval(TURN), summary: 'Approve or deny a tool call waiting for a decision; the same decision again answers the same.', request: DecideApprovalCommand, reply: r.decideApproval },
     { id: 'cancelTurn', subject: p.cancel(TURN), summary: 'Cancel a running turn; a full queue never blocks it.', request: CancelTurnCommand, reply: r.cancel },

@@ -110,22 +110,32 @@ export type EventType = keyof typeof EventDataSchemas;
 export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
 export const TERMINAL_TURN_EVENTS = ['TurnCompleted', 'TurnCancelled', 'TurnFailed'] as const satisfies readonly EventType[];
 export const STEER_SETTLEMENTS = ['SteeringDelivered', 'SteerDropped'] as const satisfies readonly EventType[];
-/** The schema version every event type is written at today. */
+/** The version an event type starts at. */
 export const EVENT_VERSION = 1;
+/**
+ * Types written at a later version today. SteerDropped v2: the reasons of
+ * DESIGN §8.3 (`turn_ended`, `moved_to_next_turn`, `expired`) and `nextTurnId`.
+ */
+const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2 };
 
-const envelopeFields = {
+/** The version every new event of `type` is written at. */
+export function eventVersion(type: EventType): number {
+  return LATER_VERSIONS[type] ?? EVENT_VERSION;
+}
+
+const envelopeFields = (version: number) => ({
   id: uuid,
-  version: z.literal(EVENT_VERSION),
+  version: z.literal(version),
   tenantId: z.string().min(1),
   conversationId: uuid,
   at: z.iso.datetime(),
-};
+});
 
 function envelope<T extends EventType>(type: T) {
   const turnScoped = type !== 'ConversationCreated';
   return z
     .object({
-      ...envelopeFields,
+      ...envelopeFields(eventVersion(type)),
       type: z.literal(type),
       turnId: turnScoped ? uuid : z.null(),
       seq: turnScoped ? z.number().int().positive() : z.literal(0),
@@ -143,7 +153,7 @@ export type EventData<T extends EventType> = z.infer<(typeof EventDataSchemas)[T
 export type SteerlineEventOf<T extends EventType> = {
   id: string;
   type: T;
-  version: typeof EVENT_VERSION;
+  version: number;
   tenantId: string;
   conversationId: string;
   turnId: T extends 'ConversationCreated' ? null : string;

@@ -1,5 +1,5 @@
 import {
-  EVENT_VERSION,
+  eventVersion,
   SteerlineError,
   needsApproval,
   renderSteer,
@@ -195,7 +195,7 @@ export function stamp(state: TurnState, draft: TurnEventDraft, ctx: StampContext
   return {
     id: ctx.id,
     type: draft.type,
-    version: EVENT_VERSION,
+    version: eventVersion(draft.type),
     tenantId: state.tenantId,
     conversationId: state.conversationId,
     turnId: state.turnId,

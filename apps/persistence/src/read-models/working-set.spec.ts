@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, SteerlineEventSchema, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
+import { DEFAULT_LIMITS, SteerlineEventSchema, eventVersion, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
 import { applyEvent, workingSet, type WorkingSet } from './working-set';
 
 const conversationId = uuidv7();
@@ -8,7 +8,7 @@ const at = (n: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, n)).toISOString();
 
 function event<T extends Exclude<EventType, 'ConversationCreated'>>(type: T, data: EventData<T>, over: Partial<SteerlineEvent> = {}): SteerlineEvent {
   seq += 1;
-  return SteerlineEventSchema.parse({ id: uuidv7(), type, version: 1, tenantId: 'default', conversationId, turnId, seq, at: at(seq), data, ...over }) as SteerlineEvent;
+  return SteerlineEventSchema.parse({ id: uuidv7(), type, version: eventVersion(type), tenantId: 'default', conversationId, turnId, seq, at: at(seq), data, ...over }) as SteerlineEvent;
 }
 
 const started = () => event('TurnStarted', { prompt: 'hi', model: { provider: 'scripted', name: 'scripted', script: [] }, limits: DEFAULT_LIMITS, engineId: 'e' });
