@@ -53,6 +53,8 @@ function describe({ event }: StreamedEvent): string {
   switch (event.type) {
     case 'ConversationCreated':
       return 'conversation created';
+    case 'TurnQueued':
+      return `turn queued at position ${event.data.position}: "${event.data.prompt}"`;
     case 'TurnStarted':
       return `turn started: "${event.data.prompt}" (${event.data.model.provider} model)`;
     case 'ModelRequested':

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, ensureStream, subjects } from '@steerline/contracts';
-import { serveEngineCommands, subscribeTurn } from './commands/engine.commands';
+import { serveEngineCommands, subscribeQueuedTurn, subscribeTurn } from './commands/engine.commands';
 import type { EngineConfig } from './config';
 import { EventLog } from './log/event-log';
 import { configuredModels, type ModelRegistry } from './models/model.registry';
@@ -52,7 +52,8 @@ export class EngineService implements OnApplicationShutdown {
       tools,
       engineId: this.config.engineId,
       ownership,
-      subscribeTurn: (runner) => subscribeTurn(nc, s, runner),
+      subscribeTurn: (runner) => subscribeTurn(nc, s, runner, this.turns!),
+      subscribeQueued: (turn, cancel) => subscribeQueuedTurn(nc, s, turn, cancel),
     });
     this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
     const turns = this.turns;

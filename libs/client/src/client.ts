@@ -8,6 +8,7 @@ import type {
   EventsOptions,
   Receipt,
   StartTurnInput,
+  StartedTurn,
   SteerlineEvent,
   SteerOptions,
   StreamedEvent,
@@ -45,7 +46,8 @@ export class SteerlineClient {
     return this.json('POST', '/v1/conversations');
   }
 
-  startTurn(conversationId: string, input: StartTurnInput): Promise<{ turnId: string }> {
+  /** Starts a turn; with `whenBusy: "queue"` while one runs, queues it. `cancel` works on a queued turn too. */
+  startTurn(conversationId: string, input: StartTurnInput): Promise<StartedTurn> {
     return this.json('POST', `/v1/conversations/${seg(conversationId)}/turns`, { body: input });
   }
 

@@ -40,6 +40,15 @@ export interface StartTurnInput {
   limits?: Partial<TurnLimits>;
   /** Calls of these tools (`["*"]`: every tool) wait for `approve` or `deny` before they run. */
   approvals?: ApprovalPolicy;
+  /** `queue`: while another turn runs, queue this one to start after it (answer `status: "queued"`, `position`). */
+  whenBusy?: 'reject' | 'queue';
+}
+
+/** A started turn, or one queued behind the running turn at `position` (1 = next). */
+export interface StartedTurn {
+  turnId: string;
+  status?: 'running' | 'queued';
+  position?: number;
 }
 
 export interface SteerOptions {

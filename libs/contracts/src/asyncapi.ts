@@ -33,6 +33,7 @@ export const ASYNCAPI_DOC_VERSION = '1.0.0';
 const EVENT_SUMMARIES: Record<EventType, string> = {
   ConversationCreated: 'A conversation exists; the first event of its subject (seq 0, no turn).',
   TurnStarted: 'A turn began: prompt, model, limits and the engine that owns it.',
+  TurnQueued: 'A turn was queued behind the running one; it starts (TurnStarted) when the turns before it have ended, unless cancelled first.',
   ModelRequested: 'The engine sent model request `step`, carrying the steers in `steerIds`.',
   ModelResponded: 'The model answered step `step`: text and tool calls.',
   ToolCallStarted: 'A tool call of step `step` started.',
@@ -69,6 +70,7 @@ function requestSpecs(): RequestSpec[] {
   return [
     { id: 'createConversation', subject: p.createConversation, summary: 'Create a conversation (appends ConversationCreated).', request: CreateConversationCommand, reply: r.createConversation, queue: p.engineQueue },
     { id: 'startTurn', subject: p.startTurn, summary: 'Start a turn; any engine may take it and then owns it.', request: StartTurnCommand, reply: r.startTurn, queue: p.engineQueue },
+    { id: 'queueTurn', subject: p.conversationQueue(CONVERSATION), summary: 'A start with whenBusy "queue", forwarded to the engine that owns the conversation’s running turn.', request: StartTurnCommand, reply: r.startTurn },
     { id: 'steerTurn', subject: p.turnSteer(TURN), summary: 'Steer a running turn by id; answered by its owner only (no responders: turn_not_running).', request: SubmitSteerCommand, reply: r.steer },
     { id: 'steerConversation', subject: p.conversationSteer(CONVERSATION), summary: 'Steer the running turn of a conversation, optionally guarded by expectedTurnId.', request: SubmitConversationSteerCommand, reply: r.steer },
     { id: 'editSteer', subject: p.editSteer(TURN), summary: 'Replace a queued steer’s text (SteerEdited); already_delivered or steer_dropped once settled.', request: EditSteerCommand, reply: r.steer },

@@ -32,8 +32,15 @@ export const StartTurnCommand = z
     model: ModelSpecSchema.optional(),
     limits: TurnLimitsSchema.partial().strict().optional(),
     approvals: ApprovalPolicySchema.optional(),
+    /** `queue`: while another turn runs, queue this one behind it instead of answering turn_already_running. */
+    whenBusy: z.enum(['reject', 'queue']).optional(),
   })
   .strict();
+/** The answer to a start: running at once, or queued at `position`. */
+export const StartTurnAnswerSchema = z
+  .object({ turnId: uuid, status: z.enum(['running', 'queued']).optional(), position: z.number().int().positive().optional() })
+  .strict();
+export type StartTurnAnswer = z.infer<typeof StartTurnAnswerSchema>;
 /** A steer's own lifecycle (DESIGN §8.3), on both steer routes. */
 export const steerLifecycle = {
   onTurnEnd: z.enum(ON_TURN_END).optional(),
@@ -93,7 +100,7 @@ export const ReceiptSchema = z
   .strict();
 export type Receipt = z.infer<typeof ReceiptSchema>;
 
-export const TURN_STATUSES = ['running', 'completed', 'cancelled', 'failed'] as const;
+export const TURN_STATUSES = ['queued', 'running', 'completed', 'cancelled', 'failed'] as const;
 export type TurnStatus = (typeof TURN_STATUSES)[number];
 
 /** Every request/reply answer: the data, or a typed error. */

@@ -41,6 +41,19 @@ export const EventDataSchemas = {
   TurnStarted: z
     .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string(), approvals: ApprovalPolicySchema.optional() })
     .strict(),
+  /** A turn waits behind the conversation's running one (DESIGN §8.3); `TurnStarted` or `TurnCancelled` follows. */
+  TurnQueued: z
+    .object({
+      prompt: z.string(),
+      model: ModelSpecSchema,
+      limits: TurnLimitsSchema,
+      approvals: ApprovalPolicySchema.optional(),
+      /** 1 = the next to start. */
+      position: z.number().int().positive(),
+      /** A follow-up made of `next_turn` steers: the turn they were moved from. */
+      fromTurnId: uuid.optional(),
+    })
+    .strict(),
   ModelRequested: z.object({ step, steerIds: z.array(uuid).default([]) }).strict(),
   ModelResponded: z
     .object({ step, text: z.string(), toolCalls: z.array(ToolCallSchema), usage: UsageSchema.optional() })

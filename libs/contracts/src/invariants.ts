@@ -57,7 +57,13 @@ function checkTurn(entries: { event: TurnEvent; streamSeq?: number }[], opts: Au
   entries.forEach((entry, i) => {
     if (entry.event.seq !== i + 1) v('I1', `seq ${entry.event.seq} where ${i + 1} was expected`, entry);
   });
-  if (first.type !== 'TurnStarted') v('I1', `first event is ${first.type}, not TurnStarted`, entries[0]);
+  // A queued turn (DESIGN §8.3) begins with TurnQueued, then starts or is cancelled.
+  const opening = first.type === 'TurnQueued' ? entries[1]?.event : first;
+  if (first.type !== 'TurnStarted' && first.type !== 'TurnQueued') v('I1', `first event is ${first.type}, not TurnStarted`, entries[0]);
+  if (first.type === 'TurnQueued' && opening && opening.type !== 'TurnStarted' && opening.type !== 'TurnCancelled') {
+    v('I1', `a queued turn went on with ${opening.type}, not TurnStarted or TurnCancelled`, entries[1]);
+  }
+  if (entries.slice(1).some((x) => x.event.type === 'TurnQueued')) v('I1', 'TurnQueued after the turn’s first event', entries[1]);
   const terminals = entries.filter((x) => isTerminalTurnEvent(x.event));
   if (terminals.length > 1) v('I1', `${terminals.length} terminal events`, terminals[1]);
   if (terminals.length >= 1 && !isTerminalTurnEvent(entries[entries.length - 1].event)) {

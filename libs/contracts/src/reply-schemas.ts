@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BOUNDARIES, DROP_REASONS } from './events';
 import { ERROR_CODES } from './errors';
-import { ApprovalAnswerSchema, ReceiptSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
+import { ApprovalAnswerSchema, ReceiptSchema, StartTurnAnswerSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
 import { TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema } from './models';
 import type { ChatMessage } from './transcript';
@@ -91,7 +91,7 @@ export function replySchema<T extends z.ZodType>(data: T) {
 /** The data each request subject answers with. */
 export const ReplyDataSchemas = {
   createConversation: z.object({ id: uuid }),
-  startTurn: z.object({ turnId: uuid }),
+  startTurn: StartTurnAnswerSchema,
   steer: ReceiptSchema,
   withdraw: ReceiptSchema,
   cancel: z.object({ accepted: z.literal(true) }),

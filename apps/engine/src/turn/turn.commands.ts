@@ -4,6 +4,8 @@ import type { ApprovalDecision, ApprovalPolicy, DropReason, ModelSpec, OnTurnEnd
 export type TurnCommand =
   | { type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; prompt: string; model: ModelSpec; limits: TurnLimits; engineId: string; approvals?: ApprovalPolicy }
   /** `expiresAt`: the shell turns a steer's `ttlMs` into a deadline, as the decider has no clock. */
+  /** Queues the turn behind the conversation's running one; `StartTurn` or `CancelTurn` follows. */
+  | { type: 'QueueTurn'; prompt: string; model: ModelSpec; limits: TurnLimits; approvals?: ApprovalPolicy; position: number; fromTurnId?: string }
   | { type: 'SubmitSteer'; steerId: string; text: string; onTurnEnd?: OnTurnEnd; expiresAt?: string }
   | { type: 'WithdrawSteer'; steerId: string }
   | { type: 'EditSteer'; steerId: string; text: string }

@@ -25,6 +25,9 @@ export type TurnEventDraft = { [T in TurnEventType]: { type: T; data: EventData<
  */
 export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[] {
   if (command.type === 'StartTurn') return startTurn(command, state);
+  if (command.type === 'QueueTurn') return queueTurn(command, state);
+  // A queued turn can only start or be cancelled, never both (DESIGN §8.3).
+  if (state.status === 'queued' && command.type === 'CancelTurn') return [{ type: 'TurnCancelled', data: { steps: 0, reason: command.reason } }];
   if (state.status !== 'running') {
     // Every steer of an ended turn is settled: these answer with its fate.
     if (command.type === 'WithdrawSteer') return withdraw(command.steerId, state);
@@ -70,8 +73,14 @@ const abandonMessage = {
   engine_shutdown: 'the engine that ran this turn shut down',
 } as const;
 
+function queueTurn(command: Extract<TurnCommand, { type: 'QueueTurn' }>, state: TurnState): TurnEventDraft[] {
+  if (state.status !== 'new') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already exists`);
+  const { prompt, model, limits, approvals, position, fromTurnId } = command;
+  return [{ type: 'TurnQueued', data: { prompt, model, limits, position, ...(approvals && { approvals }), ...(fromTurnId && { fromTurnId }) } }];
+}
+
 function startTurn(command: Extract<TurnCommand, { type: 'StartTurn' }>, state: TurnState): TurnEventDraft[] {
-  if (state.status !== 'new') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already started`);
+  if (state.status !== 'new' && state.status !== 'queued') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already started`);
   const { prompt, model, limits, engineId, approvals } = command;
   return [
     { type: 'TurnStarted', data: { prompt, model, limits, engineId, ...(approvals && { approvals }) } },

@@ -11,6 +11,18 @@ function withSteer(state: TurnState, record: SteerRecord): ReadonlyMap<string, S
 export function evolve(state: TurnState, event: TurnEvent): TurnState {
   const next: TurnState = { ...state, seq: event.seq };
   switch (event.type) {
+    case 'TurnQueued':
+      return {
+        ...next,
+        status: 'queued',
+        turnId: event.turnId,
+        tenantId: event.tenantId,
+        conversationId: event.conversationId,
+        model: event.data.model,
+        limits: event.data.limits,
+        queuedPrompt: event.data.prompt,
+        ...(event.data.approvals && { approvalPolicy: event.data.approvals }),
+      };
     case 'TurnStarted':
       return {
         ...next,

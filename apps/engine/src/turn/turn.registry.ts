@@ -4,22 +4,29 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import {
   DEFAULT_LIMITS,
   DEFAULT_MODEL,
+  MAX_QUEUED_TURNS,
   SteerlineError,
-  isTerminalTurnEvent,
   lastMessage,
   messagesOf,
   readConversation,
   uuidv7,
+  type ChatMessage,
+  type StartTurnAnswer,
   type StartTurnCommand,
   type StoredEvent,
   type Subjects,
   type TurnEvent,
 } from '@steerline/contracts';
+import { ConversationWriter } from '../log/conversation-writer';
 import type { EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
 import type { TurnOwnership } from '../ownership/turn-ownership';
-import { initialState } from './turn.state';
+import type { TurnCommand } from './turn.commands';
+import { execute } from './turn.decider';
+import { busyTurn } from './turn.history';
+import { initialState, type TurnState } from './turn.state';
+import { followUpOf } from './turn.steers';
 import { TurnRunner } from './turn.runner';
 
 export interface RegistryDeps {
@@ -32,13 +39,33 @@ export interface RegistryDeps {
   ownership: TurnOwnership;
   /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
   subscribeTurn: (runner: TurnRunner) => Subscription[];
+  /** Subscribes the owner to a queued turn's subjects: only its cancel is answered. */
+  subscribeQueued: (turn: { turnId: string; tenantId: string }, cancel: (reason: string) => Promise<void>) => Subscription;
 }
 
-/** The turns this engine owns, by turn and by conversation. */
+/** A turn waiting behind the running one, in this engine's queue for its conversation. */
+interface QueuedTurn {
+  state: TurnState;
+  subscription?: Subscription;
+}
+
+/**
+ * What the owner of a conversation holds while it runs a turn of it or has
+ * turns queued: the one writer of its subject and the queue, oldest first.
+ */
+interface ConversationLine {
+  writer: ConversationWriter;
+  queued: QueuedTurn[];
+}
+
+const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
+
+/** The turns this engine owns, by turn and by conversation, and the turns queued behind them. */
 export class TurnRegistry {
   private readonly logger = new Logger('TurnRegistry');
   private readonly byTurn = new Map<string, TurnRunner>();
   private readonly byConversation = new Map<string, TurnRunner>();
+  private readonly lines = new Map<string, ConversationLine>();
   private readonly starting = new Set<string>();
   private readonly subscriptions = new Map<string, Subscription[]>();
 
@@ -60,8 +87,10 @@ export class TurnRegistry {
    * Starts a turn: reads the conversation's log (its context, and whether a turn
    * runs), then appends TurnStarted guarded by the conversation's last sequence,
    * so two engines racing to start turns of one conversation cannot both win.
+   * With `whenBusy: "queue"`, a conversation this engine runs a turn of gets the
+   * turn queued instead (DESIGN §8.3).
    */
-  async start(command: StartTurnCommand): Promise<TurnRunner> {
+  async start(command: StartTurnCommand): Promise<StartTurnAnswer> {
     const { tenantId, conversationId } = command;
     const model = command.model ?? DEFAULT_MODEL;
     if (!this.deps.models.has(model.provider)) {
@@ -70,7 +99,9 @@ export class TurnRegistry {
     // Only the owning tenant may learn that a turn runs: another tenant's conversation id is not found.
     const local = this.byConversation.get(conversationId);
     if (local && local.tenantId !== tenantId) throw new SteerlineError('not_found', `conversation ${conversationId} does not exist`);
-    if (local || this.starting.has(conversationId)) {
+    const line = this.lines.get(conversationId);
+    if (line && command.whenBusy === 'queue') return this.enqueue(line, command);
+    if (local || line || this.starting.has(conversationId)) {
       throw new SteerlineError('turn_already_running', 'a turn of this conversation is running');
     }
     this.starting.add(conversationId);
@@ -78,47 +109,131 @@ export class TurnRegistry {
       const subject = this.deps.subjects.conversationEvents(tenantId, conversationId);
       const { events: stored, lastSeq } = await this.history(subject);
       if (lastSeq === 0) throw new SteerlineError('not_found', `conversation ${conversationId} does not exist`);
-      const running = runningTurn(stored.map((s) => s.event).filter((e): e is TurnEvent => e.turnId !== null));
-      if (running) throw new SteerlineError('turn_already_running', `turn ${running} of this conversation is running`, { turnId: running });
+      const busy = busyTurn(stored.map((s) => s.event).filter((e): e is TurnEvent => e.turnId !== null));
+      if (busy) throw new SteerlineError('turn_already_running', `turn ${busy} of this conversation is running or queued`, { turnId: busy });
       const turnId = command.turnId ?? uuidv7();
-      const runner = new TurnRunner(
-        {
-          log: this.deps.log,
-          model: this.deps.models.get(model.provider),
-          tools: this.deps.tools,
-          subject,
-          onEnded: (r) => this.release(r),
-        },
-        { ...initialState(), turnId, tenantId, conversationId },
-        stored.flatMap((s) => messagesOf(s.event)),
-        lastSeq,
-      );
-      this.byTurn.set(turnId, runner);
-      this.byConversation.set(conversationId, runner);
-      this.subscriptions.set(turnId, this.deps.subscribeTurn(runner));
-      try {
-        // Claimed before TurnStarted exists, so a crash right after it still leaves a turn another engine settles.
-        await this.deps.ownership.claim({ turnId, tenantId, conversationId });
-        await runner.start({
-          type: 'StartTurn',
-          turnId,
-          tenantId,
-          conversationId,
-          prompt: command.prompt,
-          model,
-          limits: { ...DEFAULT_LIMITS, ...command.limits },
-          engineId: this.deps.engineId,
-          ...(command.approvals && { approvals: command.approvals }),
-        });
-      } catch (err) {
-        this.release(runner);
-        throw err;
-      }
-      this.logger.log({ message: 'turn started', turnId, conversationId, tenantId });
-      return runner;
+      const fresh = { writer: new ConversationWriter(this.deps.log, subject, lastSeq), queued: [] };
+      this.lines.set(conversationId, fresh);
+      const state = { ...initialState(), turnId, tenantId, conversationId };
+      const limits = { ...DEFAULT_LIMITS, ...command.limits };
+      await this.launch(fresh, state, stored.flatMap((s) => messagesOf(s.event)), { prompt: command.prompt, model, limits, approvals: command.approvals });
+      return { turnId, status: 'running' };
     } finally {
       this.starting.delete(conversationId);
     }
+  }
+
+  /** Queues a turn behind the running one: refused once MAX_QUEUED_TURNS wait. */
+  private async enqueue(line: ConversationLine, command: StartTurnCommand): Promise<StartTurnAnswer> {
+    if (line.queued.length >= MAX_QUEUED_TURNS) {
+      throw new SteerlineError('turn_queue_full', `${MAX_QUEUED_TURNS} turns already wait in this conversation`, { maxQueuedTurns: MAX_QUEUED_TURNS });
+    }
+    const turnId = command.turnId ?? uuidv7();
+    const { tenantId, conversationId, prompt, approvals } = command;
+    const queued = await this.queue(line, { ...initialState(), turnId, tenantId, conversationId }, {
+      prompt,
+      model: command.model ?? DEFAULT_MODEL,
+      limits: { ...DEFAULT_LIMITS, ...command.limits },
+      approvals,
+    });
+    return { turnId, status: 'queued', position: queued };
+  }
+
+  /** Appends TurnQueued through the conversation's writer; answers the turn's position. */
+  private async queue(line: ConversationLine, state: TurnState, spec: TurnSpec, fromTurnId?: string): Promise<number> {
+    const position = line.queued.length + 1;
+    const { state: queued, events } = execute(state, { type: 'QueueTurn', ...spec, position, ...(fromTurnId && { fromTurnId }) }, stampContext);
+    const entry: QueuedTurn = { state: queued };
+    // In the queue before the append resolves, so the cap and the positions hold for concurrent requests.
+    line.queued.push(entry);
+    try {
+      await line.writer.append(events);
+    } catch (err) {
+      line.queued.splice(line.queued.indexOf(entry), 1);
+      throw err instanceof SteerlineError ? err : new SteerlineError('unavailable', (err as Error).message);
+    }
+    if (line.queued.includes(entry)) {
+      entry.subscription = this.deps.subscribeQueued(queued, (reason) => this.cancelQueued(line, queued.turnId, reason));
+    }
+    return position;
+  }
+
+  /** Cancels a turn still queued; one that has started is cancelled by its own runner instead. */
+  private async cancelQueued(line: ConversationLine, turnId: string, reason: string): Promise<void> {
+    const index = line.queued.findIndex((q) => q.state.turnId === turnId);
+    if (index < 0) throw new SteerlineError('turn_not_running', `turn ${turnId} is no longer queued`);
+    // Out of the queue at once: the start of the next turn can no longer pick it.
+    const [entry] = line.queued.splice(index, 1);
+    entry.subscription?.unsubscribe();
+    const { events } = execute(entry.state, { type: 'CancelTurn', reason } as TurnCommand, stampContext);
+    await line.writer.append(events).catch((err: Error) => {
+      throw new SteerlineError('unavailable', err.message);
+    });
+    this.dropLineIfIdle(entry.state.conversationId);
+  }
+
+  /** Runs a turn: claims it, subscribes its subjects and appends TurnStarted through the conversation's writer. */
+  private async launch(line: ConversationLine, state: TurnState, history: readonly ChatMessage[], spec: TurnSpec): Promise<TurnRunner> {
+    const { turnId, tenantId, conversationId } = state;
+    const runner = new TurnRunner(
+      { writer: line.writer, model: this.deps.models.get(spec.model.provider), tools: this.deps.tools, onEnded: (r) => this.release(r) },
+      state,
+      history,
+    );
+    this.byTurn.set(turnId, runner);
+    this.byConversation.set(conversationId, runner);
+    this.subscriptions.set(turnId, this.deps.subscribeTurn(runner));
+    try {
+      // Claimed before TurnStarted exists, so a crash right after it still leaves a turn another engine settles.
+      await this.deps.ownership.claim({ turnId, tenantId, conversationId });
+      await runner.start({
+        type: 'StartTurn',
+        turnId,
+        tenantId,
+        conversationId,
+        prompt: spec.prompt,
+        model: spec.model,
+        limits: spec.limits,
+        engineId: this.deps.engineId,
+        ...(spec.approvals && { approvals: spec.approvals }),
+      });
+    } catch (err) {
+      this.release(runner);
+      throw err;
+    }
+    this.logger.log({ message: 'turn started', turnId, conversationId, tenantId });
+    return runner;
+  }
+
+  /**
+   * After a turn ended: its `next_turn` steers become a queued follow-up turn,
+   * then the oldest queued turn starts (a cancelled or failed turn lets it start too).
+   */
+  private async advance(ended: TurnRunner): Promise<void> {
+    const line = this.lines.get(ended.conversationId);
+    // A turn stopped by a lost log still owns the subject on paper: nothing can be appended after it.
+    if (!line || ended.running) return;
+    const { state } = ended;
+    const followUp = followUpOf(state);
+    if (followUp) {
+      // Over the cap if need be: the moved steers' texts must not be lost.
+      const spec = { prompt: followUp.prompt, model: state.model!, limits: state.limits!, approvals: state.approvalPolicy };
+      await this.queue(line, { ...initialState(), turnId: followUp.turnId, tenantId: state.tenantId, conversationId: state.conversationId }, spec, state.turnId).catch((err: Error) =>
+        this.logger.error({ message: 'could not queue the follow-up turn', turnId: state.turnId, nextTurnId: followUp.turnId, error: err.message }),
+      );
+    }
+    const next = line.queued.shift();
+    if (!next) return this.dropLineIfIdle(state.conversationId);
+    next.subscription?.unsubscribe();
+    const { model, limits, approvalPolicy, queuedPrompt } = next.state;
+    await this.launch(line, next.state, ended.context, { prompt: queuedPrompt!, model: model!, limits: limits!, approvals: approvalPolicy }).catch((err: Error) =>
+      this.logger.error({ message: 'a queued turn could not start', turnId: next.state.turnId, error: err.message }),
+    );
+  }
+
+  private dropLineIfIdle(conversationId: string): void {
+    const line = this.lines.get(conversationId);
+    if (line && line.queued.length === 0 && !this.byConversation.has(conversationId)) this.lines.delete(conversationId);
   }
 
   /**
@@ -136,6 +251,7 @@ export class TurnRegistry {
 
   /** Settles every running turn (graceful shutdown): their steers are dropped honestly, not lost. */
   async abandonAll(reason: 'engine_shutdown' | 'engine_lost'): Promise<void> {
+    for (const line of this.lines.values()) for (const q of line.queued.splice(0)) q.subscription?.unsubscribe();
     await Promise.all([...this.byTurn.values()].map((r) => r.abandon(reason)));
   }
 
@@ -148,15 +264,13 @@ export class TurnRegistry {
     if (!runner.running) {
       this.deps.ownership.release(runner.turnId).catch((err: Error) => this.logger.warn({ message: 'could not release turn', turnId: runner.turnId, error: err.message }));
     }
+    void this.advance(runner);
   }
 }
 
-/** The id of the conversation's turn that has started and not ended, if any. */
-function runningTurn(events: TurnEvent[]): string | undefined {
-  let running: string | undefined;
-  for (const e of events) {
-    if (e.type === 'TurnStarted') running = e.turnId;
-    else if (isTerminalTurnEvent(e) && e.turnId === running) running = undefined;
-  }
-  return running;
+interface TurnSpec {
+  prompt: string;
+  model: NonNullable<TurnState['model']>;
+  limits: NonNullable<TurnState['limits']>;
+  approvals?: TurnState['approvalPolicy'];
 }

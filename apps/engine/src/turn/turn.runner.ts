@@ -11,7 +11,8 @@ import {
   type Receipt,
   type TurnEvent,
 } from '@steerline/contracts';
-import { StaleWriterError, type EventLog } from '../log/event-log';
+import type { ConversationWriter } from '../log/conversation-writer';
+import { StaleWriterError } from '../log/event-log';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import { ToolError, type ToolRegistry } from '../tools/tool.registry';
 import { execute } from './turn.decider';
@@ -20,10 +21,10 @@ import { evolve } from './turn.evolve';
 import { approvalAnswerOf, receiptOf, type TurnState } from './turn.state';
 
 export interface RunnerDeps {
-  log: EventLog;
+  /** Shared with the turns queued behind this one: the conversation's one writer. */
+  writer: ConversationWriter;
   model: ModelProvider;
   tools: ToolRegistry;
-  subject: string;
   onEnded: (runner: TurnRunner) => void;
 }
 
@@ -56,7 +57,6 @@ export class TurnRunner {
     private readonly deps: RunnerDeps,
     state: TurnState,
     history: readonly ChatMessage[],
-    private lastSubjectSeq: number,
   ) {
     this.decided = state;
     this.logged = state;
@@ -72,6 +72,14 @@ export class TurnRunner {
   get tenantId(): string {
     return this.decided.tenantId;
   }
+  /** The model context so far: where a turn queued behind this one starts from. */
+  get context(): ChatMessage[] {
+    return this.messages.slice();
+  }
+  /** What the log holds of this turn (its follow-up, once it ended). */
+  get state(): TurnState {
+    return this.logged;
+  }
   get running(): boolean {
     return this.decided.status === 'running';
   }
@@ -85,7 +93,7 @@ export class TurnRunner {
     const snapshot = this.messages.slice();
     const appended = this.tail.then(async () => {
       if (events.length === 0) return;
-      this.lastSubjectSeq = await this.deps.log.append(this.deps.subject, events, this.lastSubjectSeq);
+      await this.deps.writer.append(events);
       this.logged = events.reduce(evolve, this.logged);
       this.react(events, snapshot);
     });

@@ -28,6 +28,8 @@ export interface ApprovalRecord {
 /** Everything the decider needs to know about one turn; rebuilt from its events by `evolve`. */
 export interface TurnState {
   status: 'new' | TurnStatus;
+  /** A queued turn's prompt, until it starts. */
+  queuedPrompt?: string;
   turnId: string;
   tenantId: string;
   conversationId: string;

@@ -1,6 +1,8 @@
-import { SteerlineError, checkInvariants } from '@steerline/contracts';
+import { DEFAULT_LIMITS, SteerlineError, checkInvariants } from '@steerline/contracts';
 import { decide } from './turn.decider';
 import { receiptOf } from './turn.state';
+import { followUpOf } from './turn.steers';
+import type { TurnCommand } from './turn.commands';
 import { NEXT_TURN_ID, answerEnd, answerWithTools, run, startCommand, steer, steerId, steerWith, toolDone, types } from './turn.fixtures';
 
 function refusal(fn: () => unknown): SteerlineError {
@@ -107,5 +109,34 @@ describe('turn decider: a steer’s own lifecycle (DESIGN §8.3)', () => {
       const { events } = run([startCommand(), steer(1), edit(1, 'better'), { type: 'CancelTurn', reason: 'x' }]);
       expect(events.at(-2)!.data).toMatchObject({ text: 'better', reason: 'turn_cancelled' });
     });
+  });
+});
+
+describe('turn decider: queued turns (DESIGN §8.3)', () => {
+  const queue: TurnCommand = { type: 'QueueTurn', prompt: 'after that', model: { provider: 'scripted', name: 'scripted', script: [] }, limits: DEFAULT_LIMITS, position: 1 };
+
+  it('a queued turn records TurnQueued, then starts with TurnStarted as seq 2', () => {
+    const queued = run([queue]);
+    expect(types(queued.events)).toEqual(['TurnQueued']);
+    expect(queued.state.status).toBe('queued');
+    const started = run([startCommand()], queued.state);
+    expect(types(started.events)).toEqual(['TurnStarted', 'ModelRequested']);
+    expect(started.events[0].seq).toBe(2);
+    expect(valid([...queued.events, ...started.events, ...run([answerEnd(1)], started.state).events])).toEqual([]);
+  });
+
+  it('a queued turn cancelled never starts; steers and a second start are refused', () => {
+    const queued = run([queue]);
+    expect(refusal(() => decide(steer(1), queued.state)).code).toBe('turn_not_running');
+    const cancelled = run([{ type: 'CancelTurn', reason: 'changed my mind' }], queued.state);
+    expect(cancelled.events.map((e) => [e.type, e.data])).toEqual([['TurnCancelled', { steps: 0, reason: 'changed my mind' }]]);
+    expect(refusal(() => decide(startCommand(), cancelled.state)).code).toBe('turn_already_running');
+    expect(valid([...queued.events, ...cancelled.events])).toEqual([]);
+  });
+
+  it('the follow-up of a turn holds its moved steers’ texts in position order', () => {
+    const { state } = run([startCommand(), steerWith(1, { onTurnEnd: 'next_turn' }), steerWith(2, { onTurnEnd: 'next_turn' }, 'and the docs'), answerEnd(1)]);
+    expect(followUpOf(state)).toEqual({ turnId: NEXT_TURN_ID, prompt: 'steer 1\n\nand the docs' });
+    expect(followUpOf(run([startCommand(), answerEnd(1)]).state)).toBeUndefined();
   });
 });

@@ -93,3 +93,13 @@ export function dropAll(state: TurnState, reason: DropReason): TurnEventDraft[] 
     return { type: 'SteerDropped', data: { steerId, text: s.text, position: s.position, reason } };
   });
 }
+
+/**
+ * The follow-up turn of an ended turn: the texts of the steers it moved
+ * (`moved_to_next_turn`), in position order, as one prompt.
+ */
+export function followUpOf(state: TurnState): { turnId: string; prompt: string } | undefined {
+  if (!state.nextTurnId) return undefined;
+  const moved = [...state.steers.values()].filter((s) => s.reason === 'moved_to_next_turn').sort((a, b) => a.position - b.position);
+  return { turnId: state.nextTurnId, prompt: moved.map((s) => s.text).join('\n\n') };
+}

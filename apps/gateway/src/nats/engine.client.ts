@@ -8,6 +8,7 @@ import {
   type EditSteerCommand,
   type CreateConversationCommand,
   type Receipt,
+  type StartTurnAnswer,
   type StartTurnCommand,
   type SubmitConversationSteerCommand,
   type SubmitSteerCommand,
@@ -32,7 +33,7 @@ export class EngineClient {
     return request(this.nc, this.s.createConversation, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'unavailable' });
   }
 
-  startTurn(body: StartTurnCommand): Promise<{ turnId: string }> {
+  startTurn(body: StartTurnCommand): Promise<StartTurnAnswer> {
     return request(this.nc, this.s.startTurn, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'unavailable' });
   }
 

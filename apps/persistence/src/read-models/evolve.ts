@@ -11,7 +11,7 @@ export function evolveConversation(conversation: ConversationRow | undefined, ev
   if (conversation) return conversation;
   // A turn start creates its conversation too: a log without ConversationCreated
   // (written by an older engine, or trimmed) still yields a readable transcript.
-  if (event.type === 'ConversationCreated' || event.type === 'TurnStarted') {
+  if (event.type === 'ConversationCreated' || event.type === 'TurnStarted' || event.type === 'TurnQueued') {
     return { id: event.conversationId, tenantId: event.tenantId, createdAt: event.at, messageCount: 0 };
   }
   return undefined;
@@ -36,14 +36,15 @@ export function appendMessages(conversation: ConversationRow, event: SteerlineEv
 }
 
 export function evolveTurn(turn: TurnRow | undefined, event: TurnEvent): TurnRow | undefined {
-  if (event.type === 'TurnStarted') {
-    if (turn) return turn;
+  if (event.type === 'TurnStarted' || event.type === 'TurnQueued') {
+    // A queued turn's row exists from TurnQueued; its start makes it running, from then.
+    if (turn) return event.type === 'TurnStarted' && turn.status === 'queued' ? { ...turn, status: 'running', startedAt: event.at, lastEventSeq: event.seq } : turn;
     const { prompt, model, limits } = event.data;
     return {
       id: event.turnId,
       conversationId: event.conversationId,
       tenantId: event.tenantId,
-      status: 'running',
+      status: event.type === 'TurnQueued' ? 'queued' : 'running',
       steps: 0,
       prompt,
       model,

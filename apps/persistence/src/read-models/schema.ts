@@ -32,7 +32,7 @@ export function generationDdl(schema: string): string[] {
       id uuid PRIMARY KEY,
       conversation_id uuid NOT NULL,
       tenant_id text NOT NULL,
-      status text NOT NULL CHECK (status IN ('running', 'completed', 'cancelled', 'failed')),
+      status text NOT NULL CHECK (status IN ('queued', 'running', 'completed', 'cancelled', 'failed')),
       steps int NOT NULL DEFAULT 0,
       prompt text NOT NULL,
       model jsonb NOT NULL,

@@ -73,7 +73,7 @@ export function applyEvent(ws: WorkingSet, event: SteerlineEvent): ApplyOutcome 
   // checkpoint against duplicates, and the only one against a missing event.
   const expectedSeq = turnBefore ? turnBefore.lastEventSeq + 1 : 1;
   if (event.seq < expectedSeq) return 'duplicate';
-  if (event.seq > expectedSeq || (!turnBefore && event.type !== 'TurnStarted')) {
+  if (event.seq > expectedSeq || (!turnBefore && event.type !== 'TurnStarted' && event.type !== 'TurnQueued')) {
     putStall(ws, { conversationId: event.conversationId, tenantId: event.tenantId, turnId: event.turnId, eventId: event.id, expectedSeq, foundSeq: event.seq, eventAt: event.at });
     return 'gap';
   }
