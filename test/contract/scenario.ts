@@ -11,7 +11,8 @@ const wait = { Prefer: 'wait=5' };
 /**
  * One run that writes every event type: a completed turn with a delivered and
  * a withdrawn steer, a cancelled turn with a steer still queued, a turn
- * whose model fails, and a turn whose tool call waits for an approval. Returns once every turn has ended and the projector has
+ * whose model fails, a turn whose tool call waits for an approval, and a
+ * turn queued behind another. Returns once every turn has ended and the projector has
  * caught up.
  */
 export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: string[]; steers: ScenarioSteer[] }> {
@@ -57,7 +58,13 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   const approval = await stack.api('POST', `/turns/${approved}/approvals/call_1_0`, { decision: 'approve' });
   if (approval.status !== 200) throw new Error(`approval failed: ${approval.status} ${JSON.stringify(approval.body)}`);
 
-  const turnIds = [completed, cancelled, failed, approved];
+  // Queued: a turn queued behind the approval turn starts once it ends.
+  const cid = (await stack.api('POST', '/conversations')).body.id;
+  const busy = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'first', model: { provider: 'scripted', script: [sleep(300)] } });
+  const queued = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'then this', model: { provider: 'scripted', script: [] }, whenBusy: 'queue' });
+  if (queued.status !== 202 || queued.body.status !== 'queued') throw new Error(`turn not queued: ${queued.status} ${JSON.stringify(queued.body)}`);
+
+  const turnIds = [completed, cancelled, failed, approved, busy.body.turnId as string, queued.body.turnId as string];
   for (const id of turnIds) {
     const ended = async () => ['completed', 'cancelled', 'failed'].includes((await stack.api('GET', `/turns/${id}`)).body?.status) || undefined;
     await eventually(ended, 10_000, `turn ${id} to end`);
