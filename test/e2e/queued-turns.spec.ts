@@ -1,6 +1,8 @@
 import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
 import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
+import { startEngine } from '../../apps/engine/src/app';
+import { loadEngineConfig } from '../../apps/engine/src/config';
 
 type Step = Record<string, unknown>;
 const sleep = (ms: number): Step => ({ tool: { name: 'sleep', args: { ms } } });
@@ -117,5 +119,24 @@ describe('queued turns and follow-ups, through HTTP (DESIGN §8.3)', () => {
     await stack.turnEnded(busy);
     const report = await auditLog(stack.nats.js, stack.nats.jsm, stack.nats.s, { requireSettled: true });
     expect(report.violations).toEqual([]);
+  });
+
+  it('with two engines, starts queued through either one reach the owner: one writer, every turn in queue order, never two running', async () => {
+    const second = await startEngine({ ...loadEngineConfig(stack.env), leaseMs: 5000 }, { logger: false });
+    try {
+      const cid = await newConversation();
+      const first = (await start(cid, { prompt: 'first', model: model([sleep(600)]) })).body.turnId as string;
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => start(cid, { prompt: `q${i}`, model: model([{ text: `a${i}` }]), whenBusy: 'queue' })));
+      expect(answers.map((a) => a.status)).toEqual(Array(8).fill(202));
+      expect(answers.map((a) => a.body.position).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      const byPosition = answers.map((a) => a.body).sort((a, b) => a.position - b.position).map((b) => b.turnId as string);
+      await stack.turnEnded(byPosition.at(-1)!, 20_000);
+      const started = (await conversationEvents(cid)).filter((e) => e.event.type === 'TurnStarted').map((e) => e.event.turnId);
+      expect(started).toEqual([first, ...byPosition]);
+      const report = await auditLog(stack.nats.js, stack.nats.jsm, stack.nats.s, { requireSettled: true });
+      expect(report.violations).toEqual([]);
+    } finally {
+      await second.close();
+    }
   });
 });
