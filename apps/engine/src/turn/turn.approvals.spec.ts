@@ -1,17 +1,7 @@
-import { SteerlineError, checkInvariants } from '@steerline/contracts';
+import { checkInvariants } from '@steerline/contracts';
 import { decide } from './turn.decider';
 import { approvalAnswerOf, pendingApprovals } from './turn.state';
-import { answerCalling, answerText, approve, deny, run, startCommand, steer, steerId, toolDone, types } from './turn.fixtures';
-
-function refusal(fn: () => unknown): SteerlineError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof SteerlineError) return err;
-    throw err;
-  }
-  throw new Error('expected the command to be refused');
-}
+import { answerCalling, answerText, approve, deny, run, startCommand, steer, steerId, toolDone, types, refusal } from './turn.fixtures';
 
 const sleepNeedsApproval = startCommand({}, { tools: ['sleep'] });
 

@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, type ApprovalPolicy, type TurnLimits, type TurnEvent, type ToolCall } from '@steerline/contracts';
+import { DEFAULT_LIMITS, SteerlineError, type ApprovalPolicy, type TurnLimits, type TurnEvent, type ToolCall } from '@steerline/contracts';
 import { execute, type StampContext } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { initialState, type TurnState } from './turn.state';
@@ -74,3 +74,14 @@ export const NEXT_TURN_ID = '0190a000-0000-7000-8000-0000000000f1';
 export const steerWith = (n: number, opts: { onTurnEnd?: 'continue' | 'drop' | 'next_turn'; expiresAt?: string }, text = `steer ${n}`): TurnCommand => ({ type: 'SubmitSteer', steerId: steerId(n), text, ...opts });
 /** A text-only answer, with the follow-up turn id the runner always offers. */
 export const answerEnd = (step: number, text = 'done'): TurnCommand => ({ type: 'RecordModelAnswer', step, text, toolCalls: [], nextTurnId: NEXT_TURN_ID });
+
+/** The error a refused command threw; fails when the command was accepted. */
+export function refusal(fn: () => unknown): SteerlineError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof SteerlineError) return err;
+    throw err;
+  }
+  throw new Error('expected the command to be refused');
+}

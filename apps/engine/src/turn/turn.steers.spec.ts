@@ -1,19 +1,9 @@
-import { DEFAULT_LIMITS, SteerlineError, checkInvariants } from '@steerline/contracts';
+import { DEFAULT_LIMITS, checkInvariants } from '@steerline/contracts';
 import { decide } from './turn.decider';
 import { receiptOf } from './turn.state';
 import { followUpOf } from './turn.steers';
 import type { TurnCommand } from './turn.commands';
-import { NEXT_TURN_ID, answerEnd, answerWithTools, run, startCommand, steer, steerId, steerWith, toolDone, types } from './turn.fixtures';
-
-function refusal(fn: () => unknown): SteerlineError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof SteerlineError) return err;
-    throw err;
-  }
-  throw new Error('expected the command to be refused');
-}
+import { NEXT_TURN_ID, answerEnd, answerWithTools, run, startCommand, steer, steerId, steerWith, toolDone, types, refusal } from './turn.fixtures';
 
 const edit = (n: number, text: string) => ({ type: 'EditSteer', steerId: steerId(n), text }) as const;
 const expire = (n: number) => ({ type: 'ExpireSteer', steerId: steerId(n) }) as const;
