@@ -4,12 +4,14 @@ import { readConversation, uuidv7, type Subjects, type TurnEvent } from '@steerl
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import { execute } from '../turn/turn.decider';
 import { evolve } from '../turn/turn.evolve';
+import { queuedTurns } from '../turn/turn.history';
 import { initialState } from '../turn/turn.state';
 import type { OwnedTurn, TurnOwnership } from './turn-ownership';
 
 /**
  * Settles the turns of engines that died (DESIGN §2.8): every queued steer is
- * dropped `engine_lost`, then the turn fails — decided by the same decider, and
+ * dropped `engine_lost`, then the turn fails, then the turns queued behind it
+ * are cancelled `engine_lost` — decided by the same decider, and
  * appended guarded by the conversation's last sequence, so a zombie owner that
  * comes back is refused and two reapers cannot both settle one turn.
  */
@@ -57,9 +59,13 @@ export class OrphanReaper {
     const events = stored.map((x) => x.event).filter((e): e is TurnEvent => e.turnId === turn.turnId);
     const state = events.reduce(evolve, { ...initialState(), turnId: turn.turnId, tenantId: turn.tenantId, conversationId: turn.conversationId });
     if (state.status !== 'running') return false;
-    const { events: settling } = execute(state, { type: 'AbandonTurn', reason: 'engine_lost' }, () => ({ id: uuidv7(), at: new Date().toISOString() }));
+    const context = () => ({ id: uuidv7(), at: new Date().toISOString() });
+    const { events: settling } = execute(state, { type: 'AbandonTurn', reason: 'engine_lost' }, context);
+    // Turns queued behind it lived in the lost engine's memory: cancelled, so the conversation can go on.
+    const all = stored.map((x) => x.event).filter((e): e is TurnEvent => e.turnId !== null);
+    for (const queued of queuedTurns(all)) settling.push(...execute(queued, { type: 'CancelTurn', reason: 'engine_lost' }, context).events);
     await this.deps.log.append(subject, settling, lastSeq);
-    this.logger.log({ message: 'settled a turn whose engine was lost', turnId: turn.turnId, engineId: turn.engineId, steersDropped: settling.length - 1 });
+    this.logger.log({ message: 'settled a turn whose engine was lost', turnId: turn.turnId, engineId: turn.engineId, steersDropped: settling.filter((e) => e.type === 'SteerDropped').length });
     return true;
   }
 }

@@ -1,4 +1,6 @@
 import { isTerminalTurnEvent, type TurnEvent } from '@steerline/contracts';
+import { evolve } from './turn.evolve';
+import { initialState, type TurnState } from './turn.state';
 
 /**
  * The id of a turn of the conversation that has not ended: running, or queued
@@ -14,4 +16,13 @@ export function busyTurn(events: TurnEvent[]): string | undefined {
   }
   for (const id of open) first ??= id;
   return first;
+}
+
+/** The turns of the conversation still queued (TurnQueued, neither started nor ended), oldest first, as their states. */
+export function queuedTurns(events: TurnEvent[]): TurnState[] {
+  const byTurn = new Map<string, TurnEvent[]>();
+  for (const e of events) byTurn.set(e.turnId, [...(byTurn.get(e.turnId) ?? []), e]);
+  return [...byTurn.values()]
+    .filter((list) => list.length === 1 && list[0].type === 'TurnQueued')
+    .map(([queued]) => evolve({ ...initialState(), turnId: queued.turnId, tenantId: queued.tenantId, conversationId: queued.conversationId }, queued));
 }
