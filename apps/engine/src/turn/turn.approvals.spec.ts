@@ -70,6 +70,12 @@ describe('turn decider: tool-call approvals (DESIGN §8.2)', () => {
     expect(events[3].data).toMatchObject({ steerId: steerId(1), boundary: 'tool_results', afterToolCallIds: ['call_1_0'] });
   });
 
+  it('the queue cap is unchanged while a call waits', () => {
+    const { state } = run([startCommand({ maxQueued: 1 }, { tools: ['sleep'] }), answerCalling(1, 'sleep'), steer(1)]);
+    expect(refusal(() => decide(steer(2), state)).code).toBe('queue_full');
+    expect(pendingApprovals(state)).toHaveLength(1);
+  });
+
   it('a withdraw while a call waits works and leaves the call waiting', () => {
     const { events, state } = run([sleepNeedsApproval, answerCalling(1, 'sleep'), steer(1), { type: 'WithdrawSteer', steerId: steerId(1) }]);
     expect(events.at(-1)!.data).toMatchObject({ reason: 'withdrawn' });

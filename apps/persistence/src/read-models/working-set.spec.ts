@@ -38,6 +38,33 @@ describe('applying events to the read models', () => {
     expect(ws.turns.get(turnId)!.pendingApprovals).toEqual([]);
   });
 
+  it('a queued turn has a row from TurnQueued, running from its TurnStarted, and the prompt joins the transcript only then', () => {
+    const model = { provider: 'scripted' as const, name: 'scripted', script: [] };
+    const queued = event('TurnQueued', { prompt: 'later', model, limits: DEFAULT_LIMITS, position: 1 });
+    const { ws, outcomes } = run(queued);
+    expect(outcomes).toEqual(['applied']);
+    expect(ws.turns.get(turnId)).toMatchObject({ status: 'queued', prompt: 'later', startedAt: queued.at });
+    expect(ws.messages).toEqual([]);
+    const start = started();
+    expect(applyEvent(ws, start)).toBe('applied');
+    expect(ws.turns.get(turnId)).toMatchObject({ status: 'running', startedAt: start.at, lastEventSeq: 2 });
+    expect(ws.messages.map((m) => m.content)).toEqual(['hi']);
+  });
+
+  it('an edit replaces a queued steer’s text; a move records the next turn', () => {
+    const a = uuidv7();
+    const next = uuidv7();
+    const { ws } = run(started(), queued(a, 1), event('SteerEdited', { steerId: a, text: 'better', previousText: 'steer 1' }));
+    expect(ws.steers.get(a)).toMatchObject({ status: 'queued', text: 'better' });
+    applyEvent(ws, event('SteerDropped', { steerId: a, text: 'better', position: 1, reason: 'moved_to_next_turn', nextTurnId: next }));
+    expect(ws.steers.get(a)).toMatchObject({ status: 'dropped', reason: 'moved_to_next_turn', nextTurnId: next, text: 'better' });
+  });
+
+  it('an edit of a steer the read model never saw is an orphan', () => {
+    const { outcomes } = run(started(), event('SteerEdited', { steerId: uuidv7(), text: 'x', previousText: 'y' }));
+    expect(outcomes).toEqual(['applied', 'orphan']);
+  });
+
   it('steer counts follow each steer from queued to its one settlement', () => {
     const a = uuidv7();
     const b = uuidv7();
