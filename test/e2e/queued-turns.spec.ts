@@ -139,4 +139,20 @@ describe('queued turns and follow-ups, through HTTP (DESIGN §8.3)', () => {
       await second.close();
     }
   });
+
+  it('an engine that shuts down cancels the turns queued behind its running turn, which fails engine_shutdown', async () => {
+    const owner = await startEngine({ ...loadEngineConfig(stack.env), leaseMs: 5000 }, { logger: false });
+    const cid = await newConversation();
+    // Started on that engine itself, so it owns the conversation; the queued start reaches it from either engine.
+    const { turnId } = await owner.service.turns!.start({ tenantId: 'default', conversationId: cid, prompt: 'long', model: { provider: 'scripted', name: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 10_000 } } }] } });
+    const queued = await start(cid, { prompt: 'later', model: model([]), whenBusy: 'queue' });
+    expect(queued.body).toMatchObject({ status: 'queued', position: 1 });
+    await owner.close();
+    const events = await conversationEvents(cid);
+    expect(turnTypes(events, queued.body.turnId)).toEqual(['TurnQueued', 'TurnCancelled']);
+    expect(events.find((e) => e.event.type === 'TurnCancelled')!.event.data).toEqual({ steps: 0, reason: 'engine_shutdown' });
+    expect(turnTypes(events, turnId).at(-1)).toBe('TurnFailed');
+    // Nothing is left open: a new turn of the conversation starts.
+    expect((await start(cid, { prompt: 'again', model: model([]) })).body).toMatchObject({ status: 'running' });
+  });
 });

@@ -22,7 +22,6 @@ import type { EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
 import type { TurnOwnership } from '../ownership/turn-ownership';
-import type { TurnCommand } from './turn.commands';
 import { execute } from './turn.decider';
 import { busyTurn } from './turn.history';
 import { initialState, type TurnState } from './turn.state';
@@ -54,6 +53,7 @@ interface QueuedTurn {
  * turns queued: the one writer of its subject and the queue, oldest first.
  */
 interface ConversationLine {
+  tenantId: string;
   writer: ConversationWriter;
   queued: QueuedTurn[];
 }
@@ -98,8 +98,8 @@ export class TurnRegistry {
     }
     // Only the owning tenant may learn that a turn runs: another tenant's conversation id is not found.
     const local = this.byConversation.get(conversationId);
-    if (local && local.tenantId !== tenantId) throw new SteerlineError('not_found', `conversation ${conversationId} does not exist`);
     const line = this.lines.get(conversationId);
+    if ((local ?? line) && (local ?? line)!.tenantId !== tenantId) throw new SteerlineError('not_found', `conversation ${conversationId} does not exist`);
     if (line && command.whenBusy === 'queue') return this.enqueue(line, command);
     if (local || line || this.starting.has(conversationId)) {
       throw new SteerlineError('turn_already_running', 'a turn of this conversation is running');
@@ -112,7 +112,7 @@ export class TurnRegistry {
       const busy = busyTurn(stored.map((s) => s.event).filter((e): e is TurnEvent => e.turnId !== null));
       if (busy) throw new SteerlineError('turn_already_running', `turn ${busy} of this conversation is running or queued`, { turnId: busy });
       const turnId = command.turnId ?? uuidv7();
-      const fresh = { writer: new ConversationWriter(this.deps.log, subject, lastSeq), queued: [] };
+      const fresh = { tenantId, writer: new ConversationWriter(this.deps.log, subject, lastSeq), queued: [] };
       this.lines.set(conversationId, fresh);
       const state = { ...initialState(), turnId, tenantId, conversationId };
       const limits = { ...DEFAULT_LIMITS, ...command.limits };
@@ -165,7 +165,7 @@ export class TurnRegistry {
     // Out of the queue at once: the start of the next turn can no longer pick it.
     const [entry] = line.queued.splice(index, 1);
     entry.subscription?.unsubscribe();
-    const { events } = execute(entry.state, { type: 'CancelTurn', reason } as TurnCommand, stampContext);
+    const { events } = execute(entry.state, { type: 'CancelTurn', reason }, stampContext);
     await line.writer.append(events).catch((err: Error) => {
       throw new SteerlineError('unavailable', err.message);
     });
@@ -249,9 +249,21 @@ export class TurnRegistry {
     return readConversation(jsm, subjects.stream, subject);
   }
 
-  /** Settles every running turn (graceful shutdown): their steers are dropped honestly, not lost. */
+  /**
+   * Settles every running turn (graceful shutdown): their steers are dropped
+   * honestly, not lost. The turns queued behind them are cancelled first, so
+   * none starts on the way out and none is left open in the log.
+   */
   async abandonAll(reason: 'engine_shutdown' | 'engine_lost'): Promise<void> {
-    for (const line of this.lines.values()) for (const q of line.queued.splice(0)) q.subscription?.unsubscribe();
+    const cancels: Promise<void>[] = [];
+    for (const line of this.lines.values()) {
+      for (const q of line.queued.splice(0)) {
+        q.subscription?.unsubscribe();
+        const { events } = execute(q.state, { type: 'CancelTurn', reason }, stampContext);
+        cancels.push(line.writer.append(events).catch((err: Error) => this.logger.warn({ message: 'could not cancel a queued turn', turnId: q.state.turnId, error: err.message })));
+      }
+    }
+    await Promise.all(cancels);
     await Promise.all([...this.byTurn.values()].map((r) => r.abandon(reason)));
   }
 
