@@ -75,6 +75,19 @@ describe('a steer’s own lifecycle, through HTTP (DESIGN §8.3)', () => {
     await stack.turnEnded(tid);
   });
 
+  it('expiry racing the boundary: each steer is either delivered or expired, never both, and only delivered ones reach the model', async () => {
+    // The deadlines (1 s after acceptance) fall around the end of the 1 s tool call.
+    const { tid } = await startTurn([sleep(1000), { text: 'done', delayMs: 300 }]);
+    const sent = await Promise.all(['a', 'b', 'c', 'd'].map((text) => steer(tid, { text, ttlMs: 1000 })));
+    expect(sent.map((r) => r.status)).toEqual([202, 202, 202, 202]);
+    const events = await stack.turnEnded(tid);
+    const settlements = events.filter((e) => e.event.type === 'SteeringDelivered' || e.event.type === 'SteerDropped');
+    expect(settlements).toHaveLength(4);
+    const delivered = settlements.filter((e) => e.event.type === 'SteeringDelivered').map((e) => (e.event.data as { text: string }).text);
+    for (const e of settlements) if (e.event.type === 'SteerDropped') expect(e.event.data).toMatchObject({ reason: 'expired' });
+    expect(userMessages(tid).sort()).toEqual(delivered.sort());
+  });
+
   it('at a text-only end a drop steer is dropped turn_ended while a continue steer is delivered and the turn goes on', async () => {
     const { tid } = await startTurn([{ text: 'writing', delayMs: 800 }, { text: 'done' }]);
     const dropped = steer(tid, { text: 'only for this answer', onTurnEnd: 'drop' }, 10);
