@@ -18,13 +18,14 @@ const shared = {
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@nats-io|file-type|load-esm)/)'],
   moduleNameMapper: {
     '^@steerline/contracts$': '<rootDir>/libs/contracts/src/index.ts',
+    '^@steerline/contracts/nest$': '<rootDir>/libs/contracts/src/nest/index.ts',
     '^@steerline/client$': '<rootDir>/libs/client/src/index.ts',
   },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
 };
 module.exports = {
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,scripts}/**/*.spec.ts'] },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/{e2e,contract}/**/*.spec.ts'], setupFilesAfterEnv: ['<rootDir>/test/support/timeouts.e2e.ts'] },
     // Real processes started, killed and restarted: `npm run test:faults`.
     { ...shared, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.spec.ts'], setupFilesAfterEnv: ['<rootDir>/test/support/timeouts.faults.ts'] },

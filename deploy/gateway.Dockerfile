@@ -8,8 +8,9 @@ ARG NODE_IMAGE=node:20.20.2-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-# No install scripts (telemetry, embedded PostgreSQL) and no optional packages: tsc is all the build needs.
-RUN npm ci --ignore-scripts --omit=optional --no-audit --no-fund
+# No install scripts (telemetry, embedded PostgreSQL). Optional packages stay: esbuild's platform binary,
+# which bundles the console (npm run build), is one.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY libs ./libs

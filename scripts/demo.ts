@@ -3,40 +3,53 @@
  * default http://127.0.0.1:3000; STEERLINE_API_KEY when the gateway has keys).
  * It steers the turn mid-flight, shows the conversation's live events and each
  * steer's receipt as they happen, then prints the transcript as the model saw it.
- * In a terminal it keeps a progress line and lets you type steers of your own,
- * and asks (y/n) before each tool call runs; with CI=true or without a terminal
- * it runs alone, approves every call and prints plain lines.
+ * In a terminal it keeps a progress line and lets you type steers of your own;
+ * with `--ask` it also asks (y/n) before each tool call runs, otherwise it
+ * approves every call itself. With CI=true or without a terminal it runs alone
+ * and prints plain lines.
  */
-import { createInterface } from 'node:readline';
 import { SteerlineClient, SteerlineClientError, type Receipt, type StreamedEvent } from '@steerline/client';
+import { TerminalScreen } from './terminal-screen';
 
 const GATEWAY_URL = process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000';
 const interactive = Boolean(process.stdout.isTTY && process.stdin.isTTY) && process.env.CI !== 'true';
+/** `npm run demo -- --ask`: the person at the terminal decides each tool call. */
+const ask = interactive && process.argv.includes('--ask');
 const client = new SteerlineClient({ baseUrl: GATEWAY_URL, apiKey: process.env.STEERLINE_API_KEY });
 const TURN_TIMEOUT_MS = 60_000;
 
-/** Lines scroll above one progress line in a terminal; elsewhere progress is printed when it changes. */
+/**
+ * In a terminal, lines scroll above a status line and an input line of their own
+ * (see TerminalScreen); elsewhere progress is printed when it changes.
+ */
 class Display {
-  private status = '';
   private lastPlain = '';
+  private screen?: TerminalScreen;
+  /** Where a line typed in the terminal goes, once there is a turn to steer. */
+  onTyped?: (text: string) => void;
+
+  constructor() {
+    if (!interactive) return;
+    this.screen = new TerminalScreen({ input: process.stdin, output: process.stdout }, (text) => (this.onTyped ? this.onTyped(text) : this.line('no turn to steer yet')));
+    this.screen.start();
+  }
 
   line(text: string): void {
-    if (interactive) process.stdout.write(`\r\x1b[2K${text}\n${this.status}`);
+    if (this.screen) this.screen.line(text);
     else process.stdout.write(`${text}\n`);
   }
 
-  /** `detail` only shows on the terminal's progress line; plain output would repeat it on every event. */
+  /** `detail` only shows on the terminal's status line; plain output would repeat it on every event. */
   progress(text: string, detail = ''): void {
-    this.status = `${text}${detail}`;
-    if (interactive) process.stdout.write(`\r\x1b[2K${this.status}`);
+    if (this.screen) this.screen.setStatus(`${text}${detail}`);
     else if (text !== this.lastPlain) process.stdout.write(`progress: ${text}\n`);
     this.lastPlain = text;
   }
 
-  /** Leaves the progress line where it is and stops redrawing it. */
+  /** Gives the terminal back: the last status stays as a line, and output scrolls as usual. */
   done(): void {
-    if (interactive && this.status) process.stdout.write('\n');
-    this.status = '';
+    this.screen?.stop();
+    this.screen = undefined;
   }
 }
 
@@ -57,6 +70,8 @@ function describe({ event }: StreamedEvent): string {
       return `turn queued at position ${event.data.position}: "${event.data.prompt}"`;
     case 'TurnStarted':
       return `turn started: "${event.data.prompt}" (${event.data.model.provider} model)`;
+    case 'TurnResumed':
+      return `turn resumed by engine ${event.data.engineId} (its engine ${event.data.previousEngineId} was lost; resume ${event.data.attempt})`;
     case 'ModelRequested':
       tally.step = event.data.step;
       return `model request for step ${event.data.step}${event.data.steerIds.length ? `, carrying ${event.data.steerIds.length} steer(s)` : ''}`;
@@ -108,10 +123,10 @@ function receiptLine(label: string, r: Receipt): string {
 /** Tool calls waiting for the person at the terminal, oldest first. */
 const asked: { turnId: string; toolCallId: string; name: string }[] = [];
 
-/** A call waits for approval: in a terminal the next y/n line answers it; otherwise it is approved at once. */
+/** A call waits for approval: with --ask the next y/n line answers it; otherwise it is approved at once. */
 function onApprovalRequested(turnId: string, toolCallId: string, name: string): void {
-  if (!interactive) {
-    void decide(turnId, toolCallId, true, 'approved automatically (non-interactive)');
+  if (!ask) {
+    void decide(turnId, toolCallId, true, `approved automatically (${interactive ? 'run with --ask to decide' : 'non-interactive'})`);
     return;
   }
   asked.push({ turnId, toolCallId, name });
@@ -163,25 +178,24 @@ async function scriptedSteers(turnId: string): Promise<void> {
 }
 
 /** In a terminal: each line typed while the turn runs is sent as a steer. */
-function typedSteers(turnId: string, turnEnded: AbortSignal): void {
+function typedSteers(turnId: string): void {
   if (!interactive) return;
-  const rl = createInterface({ input: process.stdin });
-  display.line('type a steer and press Enter to send it while the turn runs');
-  rl.on('line', (text) => {
-    if (!text.trim()) return;
+  display.onTyped = (text) => {
     const question = asked[0];
     if (question && /^[yn]$/i.test(text.trim())) {
       asked.shift();
+      display.line(`${clock()}  you: ${text.trim().toLowerCase() === 'y' ? 'approve' : 'deny'} ${question.toolCallId}`);
       void decide(question.turnId, question.toolCallId, text.trim().toLowerCase() === 'y');
       if (asked[0]) display.line(`run tool ${asked[0].name} (${asked[0].toolCallId})? [y/n]`);
       return;
     }
+    display.line(`${clock()}  you: "${text}"`);
     client.steer(turnId, text).then(
       (r) => display.line(`${clock()}  ${receiptLine('yours', r)}`),
       (err: unknown) => display.line(`${clock()}  your steer was refused: ${(err as Error).message}`),
     );
-  });
-  turnEnded.addEventListener('abort', () => rl.close(), { once: true });
+  };
+  display.line('type a steer and press Enter to send it while the turn runs');
 }
 
 async function printTranscript(conversationId: string, turnId: string): Promise<void> {
@@ -215,7 +229,7 @@ async function main(): Promise<void> {
       provider: 'scripted',
       script: [{ tool: { name: 'sleep', args: { ms: toolMs } } }, { tool: { name: 'sleep', args: { ms: toolMs / 2 } } }, { text: 'Refactoring done.' }],
     },
-    // Each sleep asks the person first; steers sent meanwhile still queue (DESIGN §8.2).
+    // Each sleep asks the person first; steers sent meanwhile still queue (docs/design.md §8.2).
     approvals: { tools: ['sleep'] },
   });
   display.line(`conversation ${conversationId}, turn ${turnId}`);
@@ -223,7 +237,7 @@ async function main(): Promise<void> {
 
   const turnEnded = new AbortController();
   const timeout = setTimeout(() => turnEnded.abort(), TURN_TIMEOUT_MS);
-  typedSteers(turnId, turnEnded.signal);
+  typedSteers(turnId);
   const steering = scriptedSteers(turnId);
   const end = await follow(conversationId, turnEnded);
   clearTimeout(timeout);

@@ -7,7 +7,7 @@
 //    once all three are ready, restarts one that dies, and on Ctrl-C / SIGTERM
 //    stops the apps (gateway first), then the servers it started, and exits 0.
 //
-// Variables besides the apps' own (shared/DESIGN.md §7):
+// Variables besides the apps' own (docs/design.md §7):
 //   STEERLINE_PG_PORT          where to look for PostgreSQL when DATABASE_URL is unset (5432)
 //   STEERLINE_STOP_TIMEOUT_MS  how long an app gets to stop after SIGTERM before SIGKILL (20000;
 //                              longer than the apps' own 15 s shutdown limits)
@@ -135,7 +135,7 @@ async function main() {
   if (stopping) return;
   const gateway = records[SERVICES.findIndex((spec) => spec.announcesUrl)];
   const url = typeof gateway?.url === 'string' ? gateway.url : (gateway?.message?.url ?? defaultGatewayUrl);
-  process.stdout.write(`\nSteerline is ready: ${url}\n\n`);
+  process.stdout.write(`\nSteerline is ready: ${url}\nThe console: ${url.replace(/\/+$/, '')}/console\n\n`);
 }
 
 /** A second `npm start` would otherwise crash-loop its gateway on EADDRINUSE. */

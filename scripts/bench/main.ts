@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, subjects } from '@steerline/contracts';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
+import { measureBigReads } from './big-read';
 import { measureIdleTurnMemory } from './memory';
 import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
 import { measureRaw } from './raw';
@@ -56,6 +57,8 @@ async function main(): Promise<void> {
     };
     log('rebuild');
     const rebuild = await timeRebuild(env, nc, prefix);
+    log('reading big conversations');
+    const reads = await measureBigReads({ gatewayUrl, nc, prefix, databaseUrl, sizes: [1000, 10_000] });
     log(`memory with ${IDLE_TURNS.join(', ')} idle turns`);
     const memory = await measureIdleTurnMemory({ natsUrl: NATS_URL, prefix, nc, turns: IDLE_TURNS });
 
@@ -79,6 +82,8 @@ async function main(): Promise<void> {
       { group: 'steerline', name: 'end-to-end lag, p99', value: lag.p99, unit: 'ms' },
       { group: 'steerline', name: `rebuild (${rebuild.events} events: replay and switch)`, value: rebuild.eventsPerSecond, unit: 'events/s', floor: projector.rawInsertRowsPerSecond, floorName: 'raw batched INSERT' },
       { group: 'steerline', name: 'rebuild, the whole command with its start-up', value: rebuild.wallEventsPerSecond, unit: 'events/s' },
+      ...reads.map((r): Row => ({ group: 'steerline', name: `read a ${r.messages}-message conversation (GET, ${(r.bytes / 1e6).toFixed(1)} MB body), median`, value: r.readMs, unit: 'ms', floor: r.selectMs, floorName: 'SELECT of its message rows' })),
+      ...reads.map((r): Row => ({ group: 'steerline', name: `per-message cost of that read (${r.messages} messages)`, value: (r.readMs * 1000) / r.messages, unit: 'µs/msg', floor: (r.selectMs * 1000) / r.messages, floorName: 'same, SELECT' })),
       ...memory.map((m): Row => ({ group: 'memory', name: `engine RSS with ${m.turns} running idle turns`, value: m.rssMiB, unit: 'MiB', target: m.turns === 10_000 ? '< 2048 MiB' : undefined })),
       ...memory.filter((m) => m.turns > 0).map((m): Row => ({ group: 'memory', name: `turn starts per second (to ${m.turns})`, value: m.startsPerSecond, unit: 'turns/s' })),
     ];

@@ -65,7 +65,8 @@ async function measureJetStream(nc: NatsConnection, prefix: string, payload: Uin
   }
 }
 
-async function measurePostgres(databaseUrl: string): Promise<number> {
+/** Rows per second of a batched INSERT (500 rows per transaction, unnest): the floor of anything that writes PostgreSQL. */
+export async function measurePostgres(databaseUrl: string): Promise<number> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   try {

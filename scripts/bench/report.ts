@@ -18,11 +18,10 @@ function ratio(row: Row): string {
   return `${(row.value / row.floor).toFixed(2)}× ${row.floorName}`;
 }
 
-const START = '<!-- bench:start -->';
-const END = '<!-- bench:end -->';
-
-/** The table for the terminal, and docs/performance.md with the latest run between its markers. */
-export function renderReport(rows: Row[], machine: string) {
+/** The table for the terminal, and docs/performance.md with the latest run between its markers (`bench` or another section's). */
+export function renderReport(rows: Row[], machine: string, section = 'bench') {
+  const START = `<!-- ${section}:start -->`;
+  const END = `<!-- ${section}:end -->`;
   const lines = [
     `| figure | value | ratio to its floor | target |`,
     `| --- | ---: | --- | --- |`,

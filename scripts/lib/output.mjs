@@ -1,6 +1,23 @@
 // Prefixed, line-oriented output for the supervisor and the processes it runs,
 // in the style of docker compose: `engine      | {"level":"info",...}`.
-const useColor = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+// On a terminal the apps' JSON lines (pino's, piped to us) are shown by
+// pino-pretty instead: `engine      | [10:02:03.120] INFO: engine ready {"engineId":…}`.
+import { prettyFactory } from 'pino-pretty';
+
+const terminal = Boolean(process.stdout.isTTY);
+const useColor = terminal && !process.env.NO_COLOR;
+// The same reading as libs/contracts logging.ts PRETTY_OPTIONS (this script runs without the build's output).
+const pretty = terminal ? prettyFactory({ messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true, colorize: useColor }) : undefined;
+
+/** A JSON log line made readable on a terminal; anything else as it is. */
+function readable(text) {
+  if (!pretty || !text.startsWith('{')) return text;
+  try {
+    return pretty(JSON.parse(text)).replace(/\n$/, '');
+  } catch {
+    return text;
+  }
+}
 const palette = [36, 35, 33, 32, 34, 31];
 const SELF = 'steerline';
 
@@ -20,7 +37,7 @@ export function createOutput(names) {
   return {
     /** One line of a managed process's output. */
     line(name, text, stream = 'stdout') {
-      (stream === 'stderr' ? process.stderr : process.stdout).write(prefix(name) + text + '\n');
+      (stream === 'stderr' ? process.stderr : process.stdout).write(prefix(name) + readable(text) + '\n');
     },
     log(message) {
       process.stdout.write(prefix(SELF) + message + '\n');

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Parser, type AsyncAPIDocumentInterface } from '@asyncapi/parser';
-import { CURRENT_VERSIONS, EVENT_TYPES, eventConsumerConfig, streamConfig, subjects, type EventType } from '@steerline/contracts';
+import { schemas as specVersions } from '@asyncapi/specs';
+import { ASYNCAPI_VERSION, CURRENT_VERSIONS, EVENT_TYPES, eventConsumerConfig, streamConfig, subjects, type EventType } from '@steerline/contracts';
+import { spectralProblems } from './spectral';
 
 const committed = readFileSync(resolve(__dirname, '../../libs/contracts/asyncapi.json'), 'utf8');
 
@@ -20,8 +22,22 @@ describe('the AsyncAPI document of the NATS contract', () => {
     document = parsed.document!;
   });
 
-  it('is AsyncAPI 3.0 and parses with the official parser without errors or warnings', () => {
-    expect(document.version()).toBe('3.0.0');
+  it('is the newest AsyncAPI 3.x the official parser reads, and parses without errors or warnings', () => {
+    const newest3 = Object.keys(specVersions).filter((v) => /^3\.\d+\.\d+$/.test(v)).sort((a, b) => a.localeCompare(b, 'en', { numeric: true })).at(-1);
+    expect(ASYNCAPI_VERSION).toBe(newest3);
+    expect(document.version()).toBe(ASYNCAPI_VERSION);
+  });
+
+  it('has no problem of any severity under Spectral’s spectral:asyncapi ruleset', async () => {
+    expect(await spectralProblems(JSON.parse(committed), 'asyncapi')).toEqual([]);
+  });
+
+  it('gives every operation a description and a tag the document defines', () => {
+    const defined = document.info().tags().all().map((t) => t.name());
+    for (const operation of document.operations().all()) {
+      expect({ id: operation.id(), description: Boolean(operation.description()) }).toEqual({ id: operation.id(), description: true });
+      expect(operation.tags().all().map((t) => t.name()).every((t) => defined.includes(t))).toBe(true);
+    }
   });
 
   it('lists every event type as a message on the conversation events channel, with its schema and version', () => {

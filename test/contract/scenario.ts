@@ -11,8 +11,9 @@ const wait = { Prefer: 'wait=5' };
 /**
  * One run that writes every event type: a completed turn with a delivered and
  * a withdrawn steer, a cancelled turn with a steer still queued, a turn
- * whose model fails, a turn whose tool call waits for an approval, and a
- * turn queued behind another. Returns once every turn has ended and the projector has
+ * whose model fails, a turn whose tool call waits for an approval, a turn
+ * queued behind another, and a turn resumed after its engine let it go.
+ * Returns once every turn has ended and the projector has
  * caught up.
  */
 export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: string[]; steers: ScenarioSteer[] }> {
@@ -64,7 +65,13 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   const queued = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'then this', model: { provider: 'scripted', script: [] }, whenBusy: 'queue' });
   if (queued.status !== 202 || queued.body.status !== 'queued') throw new Error(`turn not queued: ${queued.status} ${JSON.stringify(queued.body)}`);
 
-  const turnIds = [completed, cancelled, failed, approved, busy.body.turnId as string, queued.body.turnId as string];
+  // Resumed: its engine stops running it without settling it (as a stopping engine hands a turn over);
+  // the engine's reaper finds the claim nobody runs and adopts it (TurnResumed), and the turn completes.
+  const resumed = await turn([sleep(1500), { text: 'resumed and finished' }]);
+  await eventually(() => stack.engine.service.turns?.turn(resumed), 5000, 'the turn to run');
+  await stack.engine.service.turns!.turn(resumed)!.handOver();
+
+  const turnIds = [completed, cancelled, failed, approved, busy.body.turnId as string, queued.body.turnId as string, resumed];
   for (const id of turnIds) {
     const ended = async () => ['completed', 'cancelled', 'failed'].includes((await stack.api('GET', `/turns/${id}`)).body?.status) || undefined;
     await eventually(ended, 10_000, `turn ${id} to end`);

@@ -10,7 +10,7 @@ describe('engine over real NATS JetStream', () => {
 
   beforeAll(async () => {
     nats = await openNats(prefix);
-    engine = await startEngine({ natsUrl: 'nats://127.0.0.1:4222', prefix, engineId: 'engine-a', streamReplicas: 1, leaseMs: 5000 }, { logger: false });
+    engine = await startEngine({ natsUrl: 'nats://127.0.0.1:4222', prefix, engineId: 'engine-a', streamReplicas: 1, leaseMs: 5000, resumeLimit: 3 }, { logger: false });
   });
   afterAll(async () => {
     await engine.close();

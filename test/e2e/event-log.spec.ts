@@ -1,5 +1,5 @@
 import { EVENT_VERSION, ensureStream, readSubject, uuidv7, type SteerlineEvent } from '@steerline/contracts';
-import { EventLog, StaleWriterError } from '../../apps/engine/src/log/event-log';
+import { EventLog, StaleWriterError, UnappendableEventError } from '../../apps/engine/src/log/event-log';
 import { openNats, uniquePrefix, type NatsHandle } from '../support/env';
 
 function events(conversationId: string, n: number): SteerlineEvent[] {
@@ -37,6 +37,20 @@ describe('the engine’s fenced event log', () => {
     expect(await read(subject)).toEqual(batch.map((e) => e.id));
     const stored = await nats.jsm.streams.getMessage(nats.s.stream, { last_by_subj: subject });
     expect(last).toBe(stored!.seq);
+  });
+
+  it('an event over max_payload is refused at once, not retried; the batch before it stands and the error says how far it got', async () => {
+    const cid = uuidv7();
+    const subject = nats.s.conversationEvents('default', cid);
+    const batch = events(cid, 3);
+    const huge = { ...batch[1], type: 'ModelResponded', data: { step: 2, text: 'x'.repeat(nats.nc.info!.max_payload), toolCalls: [] } } as SteerlineEvent;
+    const started = Date.now();
+    const refused = await log.append(subject, [batch[0], huge, batch[2]], 0).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(UnappendableEventError);
+    expect(Date.now() - started).toBeLessThan(5000); // the retry window is 10 s
+    const stored = await nats.jsm.streams.getMessage(nats.s.stream, { last_by_subj: subject });
+    expect(refused).toMatchObject({ appended: 1, lastSeq: stored!.seq, event: { id: huge.id } });
+    expect(await read(subject)).toEqual([batch[0].id]);
   });
 
   it('a stale writer’s batch is refused whole: nothing of it is written', async () => {

@@ -1,6 +1,7 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 
 const DEMO = path.resolve(__dirname, '../../dist/scripts/demo.js');
@@ -43,3 +44,74 @@ describe('npm run demo', () => {
     expect(out).toMatch(/#3 dropped +\(withdrawn\) "Rename everything to snake_case"/);
   });
 });
+
+/**
+ * The demo in a real terminal: tmux (.ci/run installs it when missing) runs it in
+ * a pane of a known size on a server of its own, the test types into the pane and
+ * reads the screen back with capture-pane.
+ */
+describe('npm run demo in a terminal', () => {
+  const socket = `steerline-demo-${process.pid}`;
+  const tmux = (...args: string[]) => run('tmux', ['-L', socket, '-f', '/dev/null', ...args]);
+  /** The pane's rows as shown, trailing spaces cut. */
+  const screen = async () => (await tmux('capture-pane', '-p', '-t', 'demo')).split('\n').map((r) => r.trimEnd()).slice(0, -1);
+  let stack: Stack;
+
+  beforeAll(async () => {
+    if (!existsSync(DEMO)) throw new Error(`${DEMO} is missing: run \`npm run build\` first (npm test does)`);
+    await run('tmux', ['-V']).catch(() => {
+      throw new Error('tmux is missing: apt-get install tmux (.ci/run does)');
+    });
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await tmux('kill-server').catch(() => undefined);
+    await stack?.close();
+  });
+
+  it('shows typed text on its own input line while the status line redraws, survives a resize to a narrow pane, and sends it on Enter', async () => {
+    // CI=true would make the demo plain; the pane is a terminal, so the demo is interactive.
+    const command = `env -u CI GATEWAY_URL=${stack.url} ${process.execPath} ${DEMO}`;
+    await tmux('new-session', '-d', '-s', 'demo', '-x', '72', '-y', '16', command);
+    await tmux('set-option', '-t', 'demo', 'remain-on-exit', 'on');
+    let last: string[] = [];
+    const rowsOf = (want: (rows: string[]) => boolean, what: string) =>
+      eventually(async () => ((last = await screen()), want(last) ? last : undefined), 15_000, what).catch((err: Error) => {
+        throw new Error(`${err.message}; the screen:\n${last.join('\n')}`);
+      });
+
+    // The first lines (the gateway, the turn's id) are on the screen too, above the status line.
+    await rowsOf((rows) => rows.at(-2)!.startsWith('[running] step 1') && rows.some((r) => r.startsWith('Steerline demo against')) && rows.some((r) => r.includes('type a steer')), 'the running status line');
+    await tmux('send-keys', '-t', 'demo', '-l', 'please also update');
+    const before = await rowsOf((rows) => rows.at(-1) === 'steer> please also update', 'the typed text on the input line');
+    // Events keep coming while the person types: the status line changes, the input line does not.
+    const after = await rowsOf((rows) => rows.at(-2) !== before.at(-2) && rows.at(-1) === 'steer> please also update', 'a status redraw around the typed text');
+    expect(after.at(-2)).toMatch(/^\[running\] step \d · steers queued \d · delivered \d · dropped \d · \d+ events$/);
+
+    await tmux('resize-window', '-t', 'demo', '-x', '30', '-y', '12');
+    await tmux('send-keys', '-t', 'demo', '-l', ' the changelog');
+    const narrow = await rowsOf((rows) => rows.length === 12 && rows.at(-1) === 'steer> … update the changelog', 'the input line cut to the narrow width');
+    expect(narrow.every((r) => [...r].length <= 30)).toBe(true);
+    expect(narrow.at(-2)).toMatch(/^\[running\] step \d · steers qu…$/);
+    // Typed text shows nowhere but the input line.
+    expect(narrow.slice(0, -1).filter((r) => r.includes('changelog'))).toEqual([]);
+
+    await tmux('send-keys', '-t', 'demo', 'Enter');
+    await rowsOf((rows) => rows.at(-1) === 'steer>' && rows.some((r) => r.includes('you: "please')), 'the sent steer in the log');
+    // The demo ends on its own; the transcript holds the typed steer, as the model saw it.
+    const end = await eventually(async () => {
+      const all = (await tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'demo')).split('\n');
+      return all.some((r) => r.startsWith('Pane is dead')) ? all : undefined;
+    }, 30_000, 'the demo to exit');
+    const text = end.join('\n');
+    expect(text).toMatch(/receipt for "please also update the changelog" \(yours\): (queued|delivered)/);
+    expect(text).toMatch(/#\d (delivered|dropped) +(\(\w+\) )?"please also update the changelog"/);
+    expect(end.find((r) => r.startsWith('[done]'))).toBeDefined();
+  }, 90_000);
+});
+
+function run(command: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(command, args, { timeout: 10_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${command} ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout))),
+  );
+}

@@ -1,5 +1,5 @@
 import { headers as natsHeaders } from '@nats-io/transport-node';
-import type { LoggerService } from '@nestjs/common';
+import { createLogger } from '@steerline/contracts';
 import { startGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { eventually, NATS_URL } from '../support/env';
@@ -69,10 +69,12 @@ describe('metrics, OpenAPI docs and request logs', () => {
         'PATCH /v1/turns/{tid}/steers/{sid}',
         'POST /v1/turns/{tid}/approvals/{toolCallId}',
         'GET /docs',
+        'GET /docs/assets/{file}',
         'GET /docs/openapi.json',
         'GET /healthz',
         'GET /metrics',
         'GET /readyz',
+        'GET /v1/conversations',
         'GET /v1/conversations/{cid}',
         'GET /v1/conversations/{cid}/events',
         'GET /v1/turns/{tid}',
@@ -99,13 +101,15 @@ describe('metrics, OpenAPI docs and request logs', () => {
 
   it('writes one JSON log line per request with its request id and the tenant, conversation, turn and steer ids', async () => {
     const records: Array<Record<string, unknown>> = [];
-    const capture: LoggerService = {
-      log: (message: unknown, ...params: unknown[]) => {
-        if (message === 'request' && params[0] && typeof params[0] === 'object') records.push(params[0] as Record<string, unknown>);
+    // The gateway's pino logger, writing into this list instead of standard output.
+    const capture = createLogger({
+      destination: {
+        write: (line: string) => {
+          const record = JSON.parse(line) as Record<string, unknown>;
+          if (record.message === 'request') records.push(record);
+        },
       },
-      error: () => undefined,
-      warn: () => undefined,
-    };
+    });
     const gateway = await startGateway(loadGatewayConfig({ NATS_URL, STEERLINE_PREFIX: stack.prefix, PORT: '0' }), { logger: capture });
     try {
       const post = (path: string, body: unknown, requestId: string) =>

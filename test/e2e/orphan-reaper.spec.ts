@@ -1,46 +1,46 @@
-import { DEFAULT_LIMITS, checkInvariants, ensureStream, uuidv7 } from '@steerline/contracts';
-import { EventLog } from '../../apps/engine/src/log/event-log';
-import { OrphanReaper } from '../../apps/engine/src/ownership/orphan-reaper';
-import type { OwnedTurn, TurnOwnership } from '../../apps/engine/src/ownership/turn-ownership';
-import { openNats, uniquePrefix, type NatsHandle } from '../support/env';
-import { TurnLog, conversationCreated, TENANT } from '../support/turn-log';
+import { auditLog, type StoredEvent } from '@steerline/contracts';
+import { eventually } from '../support/env';
+import { startStack, type Stack } from '../support/stack';
 
-describe('the orphan reaper and queued turns (DESIGN §8.3)', () => {
-  let nats: NatsHandle;
+const typesOf = (events: StoredEvent[]) => events.map((e) => e.event.type);
+
+describe('an adopted turn keeps its approvals, steer deadlines and queued turns (docs/design.md §8.2–§8.4)', () => {
+  let stack: Stack;
   beforeAll(async () => {
-    nats = await openNats(uniquePrefix());
-    await ensureStream(nats.jsm, nats.s);
+    stack = await startStack({ leaseMs: 1000 });
   });
-  afterAll(() => nats.close());
+  afterAll(() => stack.close());
 
-  it('settling a dead engine’s turn also cancels the turns queued behind it, so the conversation can go on', async () => {
-    const cid = uuidv7();
-    const subject = nats.s.conversationEvents(TENANT, cid);
-    const log = new EventLog(nats.js);
-    const model = { provider: 'scripted' as const, name: 'scripted', script: [] };
-    const running = new TurnLog(cid);
-    const queued = new TurnLog(cid);
-    const events = [
-      conversationCreated(cid),
-      running.event('TurnStarted', { prompt: 'p', model, limits: DEFAULT_LIMITS, engineId: 'gone' }),
-      running.event('ModelRequested', { step: 1, steerIds: [] }),
-      queued.event('TurnQueued', { prompt: 'after', model, limits: DEFAULT_LIMITS, position: 1 }),
-    ];
-    await log.append(subject, events, 0);
-    const orphan: OwnedTurn = { turnId: running.turnId, tenantId: TENANT, conversationId: cid, engineId: 'gone' } as OwnedTurn;
-    const ownership = { orphans: async () => [orphan], release: async () => undefined, retryLater: () => undefined } as unknown as TurnOwnership;
-    const reaper = new OrphanReaper({ jsm: nats.jsm, s: nats.s, log, ownership, runsHere: () => false });
-    expect(await reaper.sweep()).toBe(1);
-    const logged = (await nats.readAll()).filter((e) => e.event.conversationId === cid);
-    expect(logged.map((e) => [e.event.type, e.event.turnId])).toEqual([
-      ['ConversationCreated', null],
-      ['TurnStarted', running.turnId],
-      ['ModelRequested', running.turnId],
-      ['TurnQueued', queued.turnId],
-      ['TurnFailed', running.turnId],
-      ['TurnCancelled', queued.turnId],
-    ]);
-    expect(logged.at(-1)!.event.data).toEqual({ steps: 0, reason: 'engine_lost' });
-    expect(checkInvariants(logged.map((e) => ({ event: e.event })), { requireSettled: true })).toEqual([]);
-  });
+  it('the reaper adopts a handed-over turn: its pending call stays pending until the re-armed timeout, its steer expires, and the turn queued behind it starts after it', async () => {
+    const cid = (await stack.api('POST', '/conversations')).body.id as string;
+    const script = [{ tool: { name: 'sleep', args: { ms: 50 } } }, { text: 'done' }];
+    const first = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'first', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'], timeoutMs: 2500 } });
+    expect(first.status).toBe(202);
+    const tid = first.body.turnId as string;
+    await eventually(async () => (typesOf(await stack.turnEvents(tid)).includes('ToolApprovalRequested') ? true : undefined), 10_000, 'the approval request');
+    const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'only if quick', ttlMs: 1500 });
+    expect(steer.status).toBe(202);
+    const queued = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'then this', model: { provider: 'scripted', script: [{ text: 'second done' }] }, whenBusy: 'queue' });
+    expect(queued.body).toMatchObject({ status: 'queued', position: 1 });
+
+    // The engine lets the running turn go without settling it, as a stopping engine does; its reaper adopts it.
+    await stack.engine.service.turns!.turn(tid)!.handOver();
+    const ended = await stack.turnEnded(tid);
+    const types = typesOf(ended);
+    expect(types).toContain('TurnResumed');
+    // Nobody decided: the timeout the adopter re-armed denied the call; the steer's deadline dropped it.
+    const resumedAt = types.indexOf('TurnResumed');
+    const decided = ended.find((e) => e.event.type === 'ToolApprovalDecided')!;
+    expect(types.indexOf('ToolApprovalDecided')).toBeGreaterThan(resumedAt);
+    expect(decided.event.data).toMatchObject({ toolCallId: 'call_1_0', decision: 'denied', by: 'timeout' });
+    const dropped = ended.find((e) => e.event.type === 'SteerDropped')!;
+    expect(dropped.event.data).toMatchObject({ reason: 'expired', text: 'only if quick' });
+    expect(types.at(-1)).toBe('TurnCompleted');
+
+    // The queued turn survived the move and starts once the adopted turn ended.
+    const second = await stack.turnEnded(queued.body.turnId as string);
+    expect(typesOf(second)).toEqual(['TurnQueued', 'TurnStarted', 'ModelRequested', 'ModelResponded', 'TurnCompleted']);
+    const audit = await auditLog(stack.nats.js, stack.nats.jsm, stack.nats.s, { tenantId: ended[0].event.tenantId, conversationId: cid, requireSettled: true });
+    expect(audit.violations).toEqual([]);
+  }, 40_000);
 });

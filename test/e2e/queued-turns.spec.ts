@@ -8,7 +8,7 @@ type Step = Record<string, unknown>;
 const sleep = (ms: number): Step => ({ tool: { name: 'sleep', args: { ms } } });
 const model = (script: Step[]) => ({ provider: 'scripted', script });
 
-describe('queued turns and follow-ups, through HTTP (DESIGN §8.3)', () => {
+describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack();

@@ -6,7 +6,7 @@ import { expectReadModelsMatchLog, projectedUpTo, publish, sampleConversation, p
 describe('projector failover', () => {
   const suite = persistenceProcessSuite();
 
-  const says = (p: ServiceProcess, msg: string) => eventually(() => p.lines.some((l) => l.includes(`"msg":"${msg}"`)) || undefined, 15_000, `"${msg}" from pid ${p.pid}`);
+  const says = (p: ServiceProcess, msg: string) => eventually(() => p.lines.some((l) => l.includes(`"message":"${msg}"`)) || undefined, 15_000, `"${msg}" from pid ${p.pid}`);
 
   it('when the active instance is killed, the standby takes over from the checkpoint: nothing lost or doubled', async () => {
     const { nats, db, env, processes } = suite;
@@ -36,8 +36,8 @@ describe('projector failover', () => {
     expect(await active.exited).toMatchObject({ signal: 'SIGKILL' });
 
     await says(standby, 'projecting');
-    const takeover = JSON.parse(standby.lines.find((l) => l.includes('"msg":"projecting"'))!);
-    expect(takeover.message.checkpoint).toBeGreaterThanOrEqual(firstLast);
+    const takeover = JSON.parse(standby.lines.find((l) => l.includes('"message":"projecting"'))!);
+    expect(takeover.checkpoint).toBeGreaterThanOrEqual(firstLast);
     await projectedUpTo(nats, lastSeq);
     await expectReadModelsMatchLog(nats, db.url);
   });

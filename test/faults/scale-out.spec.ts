@@ -107,7 +107,8 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
       throw new Error(`${err.message}; ${progress}\n${services.map((p) => `${p.app}: ${p.lines.filter((l) => /error|warn/i.test(l)).slice(-5).join('\n')}`).join('\n')}`);
     });
     expect(checkInvariants(log, { requireSettled: true })).toEqual([]);
-    expect(log.filter((e) => e.event.type === 'TurnFailed' && (e.event.data as { error: { code: string } }).error.code === 'engine_lost').length).toBeGreaterThan(0);
+    // The killed engine's turns were adopted by the other one (durable turns), not failed.
+    expect(log.filter((e) => e.event.type === 'TurnResumed').length).toBeGreaterThan(0);
     const queuedInLog = new Set(log.flatMap((e) => (e.event.type === 'SteerQueued' ? [e.event.data.steerId] : [])));
     for (const id of accepted) expect(queuedInLog.has(id)).toBe(true);
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,10 +74,14 @@ export class OwnNatsServer {
   private child?: ChildProcess;
   private readonly dir = mkdtempSync(join(tmpdir(), 'steerline-nats-'));
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly maxPayload?: number,
+  ) {}
 
-  static async start(): Promise<OwnNatsServer> {
-    const server = new OwnNatsServer(await freePort());
+  /** `maxPayload`: the server's max_payload in bytes (NATS's default, 1 MiB, when absent). */
+  static async start(opts: { maxPayload?: number } = {}): Promise<OwnNatsServer> {
+    const server = new OwnNatsServer(await freePort(), opts.maxPayload);
     await server.restart();
     return server;
   }
@@ -88,7 +92,11 @@ export class OwnNatsServer {
 
   async restart(): Promise<void> {
     const binary = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(existsSync) ?? 'nats-server';
-    this.child = spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir], { stdio: 'ignore' });
+    const config = join(this.dir, 'nats.conf');
+    // max_payload has no command-line flag: it goes in a config file.
+    if (this.maxPayload !== undefined) writeFileSync(config, `max_payload: ${this.maxPayload}\n`);
+    const args = ['-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir, ...(this.maxPayload !== undefined ? ['-c', config] : [])];
+    this.child = spawn(binary, args, { stdio: 'ignore' });
     await waitForPort(this.port);
   }
 
@@ -106,7 +114,7 @@ export class OwnNatsServer {
   }
 }
 
-async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const ok = await new Promise<boolean>((resolve) => {

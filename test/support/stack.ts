@@ -7,7 +7,7 @@ import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
-import { isTerminalTurnEvent, uuidv7, type StoredEvent } from '@steerline/contracts';
+import { createLogger, isTerminalTurnEvent, uuidv7, type StoredEvent } from '@steerline/contracts';
 import { createTestDatabase, eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from './env';
 
 const quiet = () => new ConsoleLogger({ json: true, logLevels: ['error'] });
@@ -63,7 +63,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const engine = opts.engine === false ? undefined : await startEngine({ ...loadEngineConfig(env), leaseMs: opts.leaseMs ?? 5000 }, process.env.STEERLINE_TEST_ENGINE_LOGS ? {} : { logger: false });
   const model = new RecordingModel(new ScriptedModel());
   engine?.service.models.register('scripted', model);
-  const gateway = await startGateway(loadGatewayConfig({ ...env, PORT: '0' }), { logger: quiet() });
+  const gateway = await startGateway(loadGatewayConfig({ ...env, PORT: '0' }), { logger: createLogger({ level: 'error' }) });
   const url = gateway.url;
   return {
     prefix,
@@ -110,7 +110,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 /**
  * A steer as a careful client sends it: with its own id, resubmitted after a 503
  * (no answer in time: it may or may not have been accepted) until the answer is
- * definite. Resubmitting the same id is idempotent (DESIGN §2.10).
+ * definite. Resubmitting the same id is idempotent (docs/design.md §2.11).
  */
 export async function steerSafely(stack: Stack, turnId: string, text: string, steerId: string = uuidv7()) {
   let res = await stack.api('POST', `/turns/${turnId}/steers`, { text, steerId });

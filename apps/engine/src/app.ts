@@ -1,6 +1,7 @@
 import 'reflect-metadata';
-import { ConsoleLogger } from '@nestjs/common';
+import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { createLogger, nestLogger } from '@steerline/contracts';
 import type { EngineConfig } from './config';
 import { EngineModule } from './engine.module';
 import { EngineService } from './engine.service';
@@ -12,9 +13,9 @@ export interface RunningEngine {
 }
 
 /** Starts an engine in this process (used by main.ts and by the tests). */
-export async function startEngine(config: EngineConfig, opts: { logger?: false } = {}): Promise<RunningEngine> {
+export async function startEngine(config: EngineConfig, opts: { logger?: LoggerService | false } = {}): Promise<RunningEngine> {
   const app = await NestFactory.createApplicationContext(EngineModule.forConfig(config), {
-    logger: opts.logger ?? new ConsoleLogger({ json: true }),
+    logger: opts.logger ?? nestLogger(createLogger()),
   });
   const service = app.get(EngineService);
   await service.start();

@@ -1,8 +1,10 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { DEFAULT_PREFIX, uuidv7 } from '@steerline/contracts';
+import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, uuidv7 } from '@steerline/contracts';
 import type { OpenAIConfig } from './models/openai/openai.model';
 import type { RemoteToolOptions } from './tools/remote/remote-tool.directory';
+import { loadMcpConfig, type McpServerConfig } from './tools/mcp/mcp.config';
+import type { McpToolOptions } from './tools/mcp/mcp-tool.source';
 
 /** An empty variable counts as unset, as in most shells' `VAR= cmd`. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
@@ -17,6 +19,8 @@ const EngineEnv = z.object({
   STEERLINE_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** How long an engine's lease on its turns lasts without a heartbeat; its turns are settled after. */
   STEERLINE_ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(5000),
+  /** How many times a turn may move to another engine (crash or graceful stop) before it fails `engine_lost`. */
+  STEERLINE_RESUME_LIMIT: z.coerce.number().int().min(0).max(100).default(3),
   /** The `openai` provider: enabled when either is set. Server configuration only, never from a request. */
   OPENAI_BASE_URL: optional(z.url({ protocol: /^https?$/ })),
   OPENAI_API_KEY: optional(z.string()),
@@ -26,6 +30,10 @@ const EngineEnv = z.object({
   STEERLINE_TOOL_TIMEOUT_MS: millis(100, 60_000),
   /** How often the engine asks tool services to describe themselves (services also announce themselves at start). */
   STEERLINE_TOOL_DISCOVERY_MS: millis(1000, 30_000),
+  /** A JSON file in the common `mcpServers` shape: the MCP servers whose tools turns are offered. */
+  STEERLINE_MCP_CONFIG: optional(z.string()),
+  /** Bound on one tool output or model answer, in UTF-8 bytes; more is cut with a visible marker. */
+  STEERLINE_MAX_OUTPUT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(MAX_OUTPUT_BYTES_DEFAULT),
 });
 
 export interface EngineConfig {
@@ -35,10 +43,15 @@ export interface EngineConfig {
   builtinTools?: string[];
   streamReplicas: number;
   leaseMs: number;
+  resumeLimit: number;
   /** Absent: the `openai` provider is not offered. */
   openai?: OpenAIConfig;
   /** Absent: the defaults. */
   remoteTools?: RemoteToolOptions;
+  /** MCP servers (STEERLINE_MCP_CONFIG); absent: none. */
+  mcp?: { servers: McpServerConfig[] } & Partial<McpToolOptions>;
+  /** Bound on one tool output or model answer (UTF-8 bytes); never more than NATS's max_payload allows. Absent: the default. */
+  maxOutputBytes?: number;
 }
 
 /** Reads the engine's configuration; a bad variable stops start-up with its name. */
@@ -49,6 +62,12 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     throw new Error(`invalid engine configuration: ${String(issue.path[0])}: ${issue.message}`);
   }
   const e = parsed.data;
+  let mcpServers: McpServerConfig[] | undefined;
+  try {
+    mcpServers = e.STEERLINE_MCP_CONFIG === undefined ? undefined : loadMcpConfig(e.STEERLINE_MCP_CONFIG);
+  } catch (err) {
+    throw new Error(`invalid engine configuration: ${(err as Error).message}`);
+  }
   return {
     natsUrl: e.NATS_URL,
     prefix: e.STEERLINE_PREFIX,
@@ -56,9 +75,12 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     builtinTools: e.STEERLINE_BUILTIN_TOOLS === undefined ? undefined : e.STEERLINE_BUILTIN_TOOLS.split(',').map((s) => s.trim()).filter(Boolean),
     streamReplicas: e.STEERLINE_STREAM_REPLICAS,
     leaseMs: e.STEERLINE_ENGINE_LEASE_MS,
+    resumeLimit: e.STEERLINE_RESUME_LIMIT,
     ...(e.OPENAI_BASE_URL !== undefined || e.OPENAI_API_KEY !== undefined
       ? { openai: { baseUrl: e.OPENAI_BASE_URL, apiKey: e.OPENAI_API_KEY, timeoutMs: e.OPENAI_TIMEOUT_MS, maxRetries: e.OPENAI_MAX_RETRIES } }
       : {}),
     remoteTools: { callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS, discoveryIntervalMs: e.STEERLINE_TOOL_DISCOVERY_MS },
+    ...(mcpServers ? { mcp: { servers: mcpServers, callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS } } : {}),
+    maxOutputBytes: e.STEERLINE_MAX_OUTPUT_BYTES,
   };
 }

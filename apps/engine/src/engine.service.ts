@@ -1,13 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connectNats, ensureStream, subjects } from '@steerline/contracts';
+import { connectNats, ENVELOPE_ROOM_BYTES, ensureStream, MAX_OUTPUT_BYTES_DEFAULT, maxPayload, subjects } from '@steerline/contracts';
 import { serveEngineCommands, subscribeQueuedTurn, subscribeTurn } from './commands/engine.commands';
 import type { EngineConfig } from './config';
 import { EventLog } from './log/event-log';
 import { configuredModels, type ModelRegistry } from './models/model.registry';
 import { BUILTIN_TOOLS, ToolRegistry } from './tools/tool.registry';
 import { DEFAULT_REMOTE_TOOL_OPTIONS, RemoteToolDirectory } from './tools/remote/remote-tool.directory';
+import { McpToolSource } from './tools/mcp/mcp-tool.source';
 import { TurnRegistry } from './turn/turn.registry';
 import { OrphanReaper } from './ownership/orphan-reaper';
 import { TurnOwnership } from './ownership/turn-ownership';
@@ -27,6 +28,8 @@ export class EngineService implements OnApplicationShutdown {
   readonly models: ModelRegistry;
   /** Tools other services serve over NATS. */
   remoteTools?: RemoteToolDirectory;
+  /** Tools of the MCP servers in STEERLINE_MCP_CONFIG. */
+  mcpTools?: McpToolSource;
 
   constructor(@Inject(ENGINE_CONFIG) private readonly config: EngineConfig) {
     this.models = configuredModels(config);
@@ -42,8 +45,13 @@ export class EngineService implements OnApplicationShutdown {
     const ownership = (this.ownership = await TurnOwnership.open(nc, s, this.config.engineId, this.config.leaseMs, this.config.streamReplicas));
     this.remoteTools = new RemoteToolDirectory(nc, s.prefix, this.config.remoteTools ?? DEFAULT_REMOTE_TOOL_OPTIONS);
     await this.remoteTools.start();
+    const mcp = this.config.mcp;
+    if (mcp) {
+      this.mcpTools = new McpToolSource(mcp.servers, { ...mcp, callTimeoutMs: mcp.callTimeoutMs ?? this.config.remoteTools?.callTimeoutMs ?? DEFAULT_REMOTE_TOOL_OPTIONS.callTimeoutMs });
+      await this.mcpTools.start();
+    }
     const builtins = this.config.builtinTools ? BUILTIN_TOOLS.filter((t) => this.config.builtinTools!.includes(t.spec.name)) : BUILTIN_TOOLS;
-    const tools = new ToolRegistry(builtins, this.remoteTools);
+    const tools = new ToolRegistry(builtins, this.mcpTools ? [this.remoteTools, this.mcpTools] : [this.remoteTools]);
     this.turns = new TurnRegistry({
       jsm,
       subjects: s,
@@ -52,23 +60,31 @@ export class EngineService implements OnApplicationShutdown {
       tools,
       engineId: this.config.engineId,
       ownership,
+      resumeLimit: this.config.resumeLimit,
       subscribeTurn: (runner) => subscribeTurn(nc, s, runner, this.turns!),
       subscribeQueued: (turn, cancel) => subscribeQueuedTurn(nc, s, turn, cancel),
+      // Read per use: a server's max_payload is what it announced on this connection, never assumed.
+      maxOutputBytes: () => Math.min(this.config.maxOutputBytes ?? MAX_OUTPUT_BYTES_DEFAULT, maxPayload(nc) - ENVELOPE_ROOM_BYTES),
     });
     this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
     const turns = this.turns;
-    this.reaper = new OrphanReaper({ jsm, s, log, ownership, runsHere: (turnId) => !!turns.turn(turnId) });
+    this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => !!turns.turn(turnId) });
     this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));
     await nc.flush();
     this.logger.log({ message: 'engine ready', engineId: this.config.engineId, prefix: s.prefix });
   }
 
-  /** Stop taking work, settle what runs, then close the connection (STYLE §6). */
+  /**
+   * Stop taking work, hand the running turns over, then close the connection.
+   * The turns keep their claims; giving up the lease at once lets another
+   * engine (or this one, restarted) resume them without waiting for it to run out.
+   */
   async onApplicationShutdown(): Promise<void> {
     for (const sub of this.subscriptions) sub.unsubscribe();
     await this.reaper?.stop();
     this.remoteTools?.stop();
-    await this.turns?.abandonAll('engine_shutdown');
+    await this.turns?.handOverAll();
+    await this.mcpTools?.stop();
     await this.ownership?.close(true);
     await this.nc?.drain().catch(() => undefined);
   }

@@ -1,13 +1,20 @@
+import { createLogger, logLevelFor, nestLogger } from '@steerline/contracts';
 import { loadEngineConfig } from './config';
+import { installProcessGuard } from '@steerline/contracts';
 import { startEngine } from './app';
 
+installProcessGuard('engine');
+
 async function main(): Promise<void> {
-  const engine = await startEngine(loadEngineConfig(process.env));
+  const root = createLogger({ level: logLevelFor(process.env.STEERLINE_LOG_LEVEL) });
+  // Start and stop lines are written at every level: `npm start` and operators wait for them.
+  const lifecycle = root.child({ context: 'Engine' }, { level: 'info' });
+  const engine = await startEngine(loadEngineConfig(process.env), { logger: nestLogger(root) });
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    console.log(JSON.stringify({ level: 'log', context: 'Engine', message: `engine stopping on ${signal}` }));
+    lifecycle.info({ signal }, `engine stopping on ${signal}`);
     engine.close().then(
       () => process.exit(0),
       () => process.exit(1),
@@ -18,6 +25,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(JSON.stringify({ level: 'error', context: 'Engine', message: `engine failed to start: ${(err as Error).message}` }));
+  // pino writes what is queued before the process ends.
+  createLogger().error({ context: 'Engine', err }, `engine failed to start: ${(err as Error).message}`);
   process.exit(1);
 });

@@ -23,7 +23,7 @@ export class AppModule {
       imports: [
         NatsModule.forRoot(nc, subjects(config.prefix)),
         ObservabilityModule.forRoot(metrics),
-        AuthModule.forRoot(config.apiKeys, config.rateLimit),
+        AuthModule.forRoot(config.apiKeys, config.rateLimit, config.apiKeysFile),
         HealthModule,
         DocsModule,
         ConversationsModule,

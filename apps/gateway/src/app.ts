@@ -1,15 +1,16 @@
 import 'reflect-metadata';
-import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BODY_MAX_BYTES, connectNats } from '@steerline/contracts';
+import { BODY_MAX_BYTES, connectNats, nestLogger, type Logger } from '@steerline/contracts';
 import { AppModule } from './app.module';
+import { securityHeaders } from './auth/security-headers';
 import type { GatewayConfig } from './config';
+import { consoleAssets } from './console/console-assets';
 import { trackConnections } from './http/connections';
 import { ErrorFilter } from './http/error.filter';
 import { JSON_MEDIA_TYPES } from './http/params';
-import { jsonLogger } from './logger';
+import { gatewayLogger } from './logger';
 import { GatewayMetrics } from './observability/metrics';
 import { requestLog } from './observability/request-log';
 
@@ -25,12 +26,12 @@ export interface RunningGateway {
 }
 
 export interface StartOptions {
-  /** Defaults to `jsonLogger()`; tests pass a quieter one. */
-  logger?: LoggerService;
+  /** Defaults to `gatewayLogger()` (level log); tests pass a quieter one. */
+  logger?: Logger;
 }
 
 export async function startGateway(config: GatewayConfig, opts: StartOptions = {}): Promise<RunningGateway> {
-  const logger = opts.logger ?? jsonLogger();
+  const logger = opts.logger ?? gatewayLogger();
   const nc = await connectNats(config.natsUrl, 'steerline-gateway');
   let app: NestExpressApplication | undefined;
   try {
@@ -38,22 +39,25 @@ export async function startGateway(config: GatewayConfig, opts: StartOptions = {
     const metrics = new GatewayMetrics();
     app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, nc, metrics), new ExpressAdapter(), {
       bodyParser: false,
-      logger,
+      logger: nestLogger(logger),
       abortOnError: false,
     });
     // First, so even a request the body parser refuses is timed and logged.
     app.use(requestLog(logger, metrics));
+    app.use(securityHeaders());
     // Our own JSON parser, so the size limit is the contract's and non-JSON bodies stay unread.
+    // The console is files, not API: outside Nest's routes, the auth guard and /docs.
+    app.use('/console', consoleAssets(config.consoleDir));
     app.useBodyParser('json', { limit: BODY_MAX_BYTES, type: JSON_MEDIA_TYPES });
     app.useGlobalFilters(new ErrorFilter());
     app.disable('x-powered-by');
     const connections = trackConnections(app.getHttpServer());
     await app.listen(config.port, config.host);
     const url = await app.getUrl();
-    if (!config.apiKeys) {
-      logger.warn('STEERLINE_API_KEYS is unset: the API is open to anyone who can reach it, as tenant "default"', { url }, 'gateway');
+    if (!config.apiKeys && !config.apiKeysFile) {
+      logger.warn({ context: 'gateway', url }, 'STEERLINE_API_KEYS is unset: the API is open to anyone who can reach it, as tenant "default"');
     }
-    if (!config.rateLimit) logger.warn('STEERLINE_RATE_LIMIT is 0: requests are not rate limited', { url }, 'gateway');
+    if (!config.rateLimit) logger.warn({ context: 'gateway', url }, 'STEERLINE_RATE_LIMIT is 0: requests are not rate limited');
     const started = app;
     let closing: Promise<void> | undefined;
     return {

@@ -1,4 +1,5 @@
 import { ConfigError, loadGatewayConfig } from './config';
+import { defaultConsoleDir } from './console/console-assets';
 
 describe('gateway configuration', () => {
   it('defaults to local NATS, prefix steerline, 127.0.0.1:3000 and an open API', () => {
@@ -10,7 +11,13 @@ describe('gateway configuration', () => {
       apiKeys: undefined,
       rateLimit: { perSecond: 100, burst: 200 },
       sseHeartbeatMs: 15_000,
+      consoleDir: defaultConsoleDir(),
     });
+  });
+
+  it('serves the console from STEERLINE_CONSOLE_DIR when set, else from the checkout’s dist/console', () => {
+    expect(loadGatewayConfig({ STEERLINE_CONSOLE_DIR: '/srv/console' }).consoleDir).toBe('/srv/console');
+    expect(defaultConsoleDir('/')).toBeUndefined();
   });
 
   it('reads the rate limit and its burst, and turns the limit off at 0', () => {

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { DEFAULT_PREFIX, subjects } from '@steerline/contracts';
 import { parseApiKeys } from './auth/api-keys';
+import { readApiKeyFile } from './auth/api-keys-file';
+import { defaultConsoleDir } from './console/console-assets';
 
-/** The gateway's whole configuration (DESIGN §7), validated once at start-up. */
+/** The gateway's whole configuration (docs/design.md §7), validated once at start-up. */
 export interface GatewayConfig {
   natsUrl: string;
   prefix: string;
@@ -10,10 +12,14 @@ export interface GatewayConfig {
   port: number;
   /** API key → tenant; undefined means the API is open and everything runs as tenant `default`. */
   apiKeys: ReadonlyMap<string, string> | undefined;
+  /** STEERLINE_API_KEYS_FILE: `sha256:<hex> tenant` per line, reread on SIGHUP. */
+  apiKeysFile: string | undefined;
   /** Token bucket per API key (per client address when the API is open); undefined: no limit. */
   rateLimit: RateLimit | undefined;
   /** How often an idle event stream gets a comment line, so proxies keep it open. */
   sseHeartbeatMs: number;
+  /** The console's built files (served at /console); undefined: not built, /console answers 404. */
+  consoleDir: string | undefined;
 }
 
 export interface RateLimit {
@@ -54,9 +60,11 @@ const EnvSchema = z.object({
     .refine((v) => /^\d{1,5}$/.test(v) && Number(v) <= 65_535, 'must be an integer from 0 to 65535')
     .transform(Number),
   STEERLINE_API_KEYS: z.string().optional(),
+  STEERLINE_API_KEYS_FILE: z.string().min(1).optional(),
   // Generous defaults: the limit is there to stop a runaway client, not to meter a normal one.
   STEERLINE_RATE_LIMIT: number('a number of requests per second (0 turns the limit off)', '100', (n) => n >= 0),
   STEERLINE_RATE_BURST: number('a positive number of requests', '', (n) => n >= 1),
+  STEERLINE_CONSOLE_DIR: z.string().trim().min(1, 'must not be empty').optional(),
   STEERLINE_SSE_HEARTBEAT_MS: number('an integer from 100 to 300000', '15000', (n) => Number.isInteger(n) && n >= 100 && n <= 300_000),
 });
 
@@ -92,6 +100,13 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string
   } catch (err) {
     throw new ConfigError(`invalid configuration: STEERLINE_API_KEYS ${(err as Error).message}`);
   }
+  if (e.STEERLINE_API_KEYS_FILE !== undefined) {
+    try {
+      readApiKeyFile(e.STEERLINE_API_KEYS_FILE);
+    } catch (err) {
+      throw new ConfigError(`invalid configuration: STEERLINE_API_KEYS_FILE ${(err as Error).message}`);
+    }
+  }
   const perSecond = e.STEERLINE_RATE_LIMIT ?? 0;
   // Without an explicit burst, two seconds' worth: room for a page that fires a few calls at once.
   const rateLimit = perSecond > 0 ? { perSecond, burst: e.STEERLINE_RATE_BURST ?? Math.max(1, Math.ceil(perSecond * 2)) } : undefined;
@@ -101,7 +116,9 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string
     host: e.HOST,
     port: e.PORT,
     apiKeys,
+    apiKeysFile: e.STEERLINE_API_KEYS_FILE,
     rateLimit,
     sseHeartbeatMs: e.STEERLINE_SSE_HEARTBEAT_MS ?? 15_000,
+    consoleDir: e.STEERLINE_CONSOLE_DIR ?? defaultConsoleDir(),
   };
 }

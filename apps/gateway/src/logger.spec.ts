@@ -1,58 +1,47 @@
-import { jsonLogger, logLevelsFor } from './logger';
+import { nestLogger } from '@steerline/contracts';
+import { gatewayLogger, jsonLogger } from './logger';
 
-/** Records what reaches the process's streams, one entry per write call. */
-function captureWrites() {
-  const writes: { stream: 'stdout' | 'stderr'; text: string }[] = [];
-  const originals = { stdout: process.stdout.write, stderr: process.stderr.write };
-  for (const stream of ['stdout', 'stderr'] as const) {
-    process[stream].write = ((chunk: string | Uint8Array) => {
-      writes.push({ stream, text: String(chunk) });
-      return true;
-    }) as typeof process.stdout.write;
-  }
-  const lines = () => writes.flatMap((w) => w.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>));
-  const restore = () => {
-    process.stdout.write = originals.stdout;
-    process.stderr.write = originals.stderr;
-  };
-  return { writes, lines, restore };
+/** A destination that records each line pino writes, parsed. */
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  return { lines, destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } };
 }
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('the gateway’s JSON log', () => {
-  let capture: ReturnType<typeof captureWrites>;
-  beforeEach(() => {
-    capture = captureWrites();
-  });
-  afterEach(() => capture.restore());
-
-  it('writes routine lines together, shortly after, as one JSON object per line with the fields at the top level', async () => {
-    const logger = jsonLogger();
-    for (let i = 0; i < 20; i++) logger.log('request', { route: '/v1/x', status: 202, n: i }, 'http');
-    expect(capture.writes).toEqual([]);
-    await pause(100);
-    expect(capture.writes).toHaveLength(1);
-    expect(capture.lines().map((l) => l.n)).toEqual([...Array(20).keys()]);
-    expect(capture.lines()[0]).toMatchObject({ level: 'log', message: 'request', context: 'http', route: '/v1/x', status: 202 });
+describe('the gateway’s JSON log (pino)', () => {
+  it('writes one JSON object per line: the text under message, the fields at the top level, the level by name', () => {
+    const { lines, destination } = capture();
+    const logger = gatewayLogger(undefined, destination);
+    logger.info({ context: 'http', route: '/v1/x', status: 202 }, 'request');
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', message: 'request', context: 'http', route: '/v1/x', status: 202, pid: process.pid, time: expect.any(Number) })]);
   });
 
-  it('a warning or an error is written at once, after every line before it, in order, from any logger', async () => {
-    const a = jsonLogger();
-    const b = jsonLogger();
-    a.log('first', {}, 'x');
-    b.log('second', {}, 'y');
-    b.error('broke', undefined, 'y');
-    expect(capture.lines().map((l) => l.message)).toEqual(['first', 'second', 'broke']);
-    expect(capture.writes.map((w) => w.stream)).toEqual(['stdout', 'stderr']);
-    a.warn('careful', {}, 'x');
-    expect(capture.lines().map((l) => l.message)).toEqual(['first', 'second', 'broke', 'careful']);
+  it('takes Nest’s logger calls, with their context and fields, and an object message’s msg as its text', () => {
+    const { lines, destination } = capture();
+    const nest = nestLogger(gatewayLogger(undefined, destination));
+    nest.log('steer accepted', { steerId: 's1' }, 'steers');
+    nest.log({ msg: 'generation created', generation: 2 }, 'ReadModels');
+    nest.warn('careful', 'gateway');
+    nest.error('broke', new Error('boom').stack, 'http');
+    expect(lines.map(({ level, message, context }) => ({ level, message, context }))).toEqual([
+      { level: 'info', message: 'steer accepted', context: 'steers' },
+      { level: 'info', message: 'generation created', context: 'ReadModels' },
+      { level: 'warn', message: 'careful', context: 'gateway' },
+      { level: 'error', message: 'broke', context: 'http' },
+    ]);
+    expect(lines[0]).toMatchObject({ steerId: 's1' });
+    expect(lines[1]).toMatchObject({ generation: 2 });
+    expect(lines[3].stack).toMatch(/^Error: boom/);
   });
 
-  it('honours STEERLINE_LOG_LEVEL: warn drops the routine lines, and a bad level is refused', async () => {
-    const quiet = jsonLogger(logLevelsFor('warn'));
-    quiet.log('request', {}, 'http');
-    await pause(60);
-    expect(capture.writes).toEqual([]);
-    expect(() => logLevelsFor('chatty')).toThrow(/STEERLINE_LOG_LEVEL must be one of/);
+  it('honours STEERLINE_LOG_LEVEL: warn drops the routine lines, and a bad level is refused', () => {
+    const { lines, destination } = capture();
+    const quiet = gatewayLogger('warn', destination);
+    quiet.info({ route: '/v1/x' }, 'request');
+    quiet.warn('kept');
+    expect(lines.map((l) => l.message)).toEqual(['kept']);
+    const errorsOnly = jsonLogger(['error', 'fatal'], destination);
+    errorsOnly.warn('dropped');
+    expect(errorsOnly.level).toBe('error');
+    expect(() => gatewayLogger('chatty')).toThrow(/STEERLINE_LOG_LEVEL must be one of error, warn, log, debug, verbose/);
   });
 });

@@ -1,32 +1,35 @@
+import { installProcessGuard, type Logger } from '@steerline/contracts';
 import { startGateway } from './app';
 import { ConfigError, loadGatewayConfig } from './config';
-import { jsonLogger, logLevelsFor } from './logger';
+import { gatewayLogger } from './logger';
 
 // A second signal, or a shutdown that hangs, ends the process anyway.
 const SHUTDOWN_GRACE_MS = 15_000;
 
-const logger = jsonLogger(logLevelsFor(process.env.STEERLINE_LOG_LEVEL));
-// Start and stop lines are written at every level: `npm start` and operators wait for them.
-const lifecycle = jsonLogger();
+installProcessGuard('gateway');
 
 async function main(): Promise<void> {
+  const root = gatewayLogger(process.env.STEERLINE_LOG_LEVEL);
+  const logger = root.child({ context: 'gateway' });
+  // Start and stop lines are written at every level: `npm start` and operators wait for them.
+  const lifecycle = root.child({ context: 'gateway' }, { level: 'info' });
   const config = loadGatewayConfig(process.env);
-  const gateway = await startGateway(config, { logger });
-  lifecycle.log('gateway ready', { url: gateway.url }, 'gateway');
+  const gateway = await startGateway(config, { logger: root });
+  lifecycle.info({ url: gateway.url }, 'gateway ready');
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
-    lifecycle.log('gateway stopping', { signal }, 'gateway');
+    lifecycle.info({ signal }, 'gateway stopping');
     setTimeout(() => {
-      logger.error('gateway did not stop in time', { graceMs: SHUTDOWN_GRACE_MS }, 'gateway');
+      logger.error({ graceMs: SHUTDOWN_GRACE_MS }, 'gateway did not stop in time');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
     gateway.close().then(
-      () => lifecycle.log('gateway stopped', 'gateway'),
+      () => lifecycle.info('gateway stopped'),
       (err: unknown) => {
-        logger.error('gateway stopped with an error', err, 'gateway');
+        logger.error({ err }, 'gateway stopped with an error');
         process.exitCode = 1;
       },
     );
@@ -35,8 +38,18 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
 }
 
-main().catch((err: unknown) => {
-  if (err instanceof ConfigError) logger.error(err.message, 'gateway');
-  else logger.error('gateway failed to start', err, 'gateway');
+main().catch((err: unknown) => failed(err));
+
+/** Start-up failed (a bad variable included): one error line, exit 1; pino writes it before the process ends. */
+function failed(err: unknown): never {
+  let logger: Logger;
+  try {
+    logger = gatewayLogger(process.env.STEERLINE_LOG_LEVEL);
+  } catch {
+    logger = gatewayLogger(); // STEERLINE_LOG_LEVEL itself is what is wrong
+  }
+  const log = logger.child({ context: 'gateway' });
+  if (err instanceof ConfigError || (err instanceof Error && err.message.startsWith('invalid configuration'))) log.error(err.message);
+  else log.error({ err }, 'gateway failed to start');
   process.exit(1);
-});
+}

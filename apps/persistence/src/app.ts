@@ -1,6 +1,7 @@
 import 'reflect-metadata';
-import { ConsoleLogger, type LoggerService } from '@nestjs/common';
+import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { createLogger, nestLogger } from '@steerline/contracts';
 import type { PersistenceConfig } from './config';
 import { PersistenceModule } from './persistence.module';
 import { Projector, type ProjectorControl } from './projector/projector';
@@ -20,7 +21,7 @@ export interface PersistenceApp {
  */
 export async function startPersistence(config: PersistenceConfig, opts: { logger?: LoggerService } = {}): Promise<PersistenceApp> {
   const app = await NestFactory.createApplicationContext(PersistenceModule.forRoot(config), {
-    logger: opts.logger ?? new ConsoleLogger({ json: true }),
+    logger: opts.logger ?? nestLogger(createLogger()),
     // Throw start-up failures to the caller instead of exiting the process.
     abortOnError: false,
   });

@@ -1,26 +1,24 @@
-import { ConsoleLogger } from '@nestjs/common';
+import { createLogger, installProcessGuard, logLevelFor, nestLogger, type Logger } from '@steerline/contracts';
 import { startPersistence } from './app';
 import { loadPersistenceConfig } from './config';
 
 const SHUTDOWN_TIMEOUT_MS = 15_000;
 
-async function main(): Promise<void> {
-  const logger = new ConsoleLogger('persistence', { json: true });
-  let config;
-  try {
-    config = loadPersistenceConfig(process.env);
-  } catch (err) {
-    logger.fatal((err as Error).message);
-    process.exit(1);
-  }
-  const app = await startPersistence(config, { logger });
-  logger.log({ msg: 'persistence ready', prefix: config.prefix });
+installProcessGuard('persistence');
+
+async function main(root: Logger): Promise<void> {
+  const logger = root.child({ context: 'persistence' });
+  // Start and stop lines are written at every level: `npm start` and operators wait for them.
+  const lifecycle = root.child({ context: 'persistence' }, { level: 'info' });
+  const config = loadPersistenceConfig(process.env);
+  const app = await startPersistence(config, { logger: nestLogger(root) });
+  lifecycle.info({ prefix: config.prefix }, 'persistence ready');
 
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    logger.log({ msg: 'shutting down', signal });
+    lifecycle.info({ signal }, 'shutting down');
     // A hung connection must not keep the process alive past its orchestrator's patience.
     setTimeout(() => {
       logger.error('shutdown timed out');
@@ -29,7 +27,7 @@ async function main(): Promise<void> {
     app.close().then(
       () => process.exit(0),
       (err: unknown) => {
-        logger.error({ msg: 'shutdown failed', error: String(err) });
+        logger.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );
@@ -38,7 +36,16 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
 }
 
-main().catch((err: unknown) => {
-  console.error(JSON.stringify({ level: 'fatal', context: 'persistence', message: 'start-up failed', error: err instanceof Error ? err.message : String(err) }));
+let root: Logger;
+try {
+  root = createLogger({ level: logLevelFor(process.env.STEERLINE_LOG_LEVEL) });
+} catch (err) {
+  createLogger().fatal({ context: 'persistence' }, (err as Error).message);
+  process.exit(1);
+}
+main(root).catch((err: unknown) => {
+  // A bad variable is the whole story; anything else gets its stack. pino writes the line before the process ends.
+  const config = err instanceof Error && err.message.startsWith('invalid');
+  root.fatal({ context: 'persistence', ...(config ? {} : { err }) }, config ? (err as Error).message : 'start-up failed');
   process.exit(1);
 });

@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from './config';
 import { ConnectionCloser, connectionProviders } from './connections';
 import { Projector } from './projector/projector';
+import { ConversationList } from './queries/conversation-list';
 import { QueryResponders } from './queries/query-responders';
 import { ReadQueries } from './queries/read-queries';
 
@@ -16,6 +17,7 @@ export class PersistenceModule {
         ConnectionCloser,
         Projector,
         ReadQueries,
+        ConversationList,
         QueryResponders,
       ],
     };

@@ -2,6 +2,7 @@ import { errorFrom, SteerlineClientError } from './errors';
 import { readSse } from './sse';
 import type {
   ApprovalAnswer,
+  ConversationListPage,
   ConversationSteerOptions,
   ConversationView,
   DroppedReceipt,
@@ -25,6 +26,9 @@ export interface ClientOptions {
 }
 
 const MAX_RECONNECT_DELAY_MS = 10_000;
+
+/** Stream messages that are not log events (docs/design.md §8.1): they have no `id:` line of their own. */
+const LIVE_EVENTS = new Set(['ModelDelta', 'ToolProgress']);
 
 /**
  * A typed client of the Steerline HTTP API. Every method throws
@@ -101,6 +105,15 @@ export class SteerlineClient {
     return this.json('GET', `/v1/turns/${seg(turnId)}`);
   }
 
+  /** The caller's conversations, newest first; pass a page's `next` as `before` for the older ones. */
+  listConversations(page: { limit?: number; before?: string } = {}): Promise<ConversationListPage> {
+    const query = new URLSearchParams();
+    if (page.limit !== undefined) query.set('limit', String(page.limit));
+    if (page.before !== undefined) query.set('before', page.before);
+    const qs = query.toString() ? `?${query}` : '';
+    return this.json('GET', `/v1/conversations${qs}`);
+  }
+
   getConversation(conversationId: string, page: { afterMessage?: number; limit?: number } = {}): Promise<ConversationView> {
     const query = new URLSearchParams();
     if (page.afterMessage !== undefined) query.set('afterMessage', String(page.afterMessage));
@@ -136,8 +149,13 @@ export class SteerlineClient {
         }
         let fresh = false;
         for await (const message of readSse(res.body)) {
+          // Live messages carry no id: line, so the parser's id is still the last event's.
+          if (LIVE_EVENTS.has(message.event)) {
+            opts.onLive?.({ type: message.event, data: JSON.parse(message.data) as unknown });
+            continue;
+          }
           const id = Number(message.id);
-          // Anything without a log position (none are sent today) is not an event to hand out.
+          // Anything else without a new log position is not an event to hand out.
           if (!Number.isSafeInteger(id) || id <= lastId) continue;
           lastId = id;
           failures = 0;

@@ -1,8 +1,8 @@
-import type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationView, DropReason, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
+import type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
 
 // Type-only imports: the client has no run-time dependency on the contracts
 // (nor on NATS or zod); only `fetch`, which Node 18+ and browsers have.
-export type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationView, DropReason, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView };
+export type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView };
 
 interface ReceiptBase {
   steerId: string;
@@ -86,6 +86,17 @@ export interface EventsOptions {
   signal?: AbortSignal;
   /** Pause before reconnecting after a dropped stream, in ms (default 500, doubling up to 10 s). */
   reconnectDelayMs?: number;
+  /**
+   * Live messages (`ModelDelta`, `ToolProgress`: no log position, never replayed)
+   * are handed here as they arrive; without it they are skipped.
+   */
+  onLive?: (message: LiveMessage) => void;
   /** Give up after this many reconnects in a row without a new event (default: never). */
   maxReconnects?: number;
+}
+
+/** A message of the stream that is not in the log: its SSE `event` name and parsed `data`. */
+export interface LiveMessage {
+  type: string;
+  data: unknown;
 }

@@ -12,6 +12,7 @@ import {
   TurnQuery,
   WithdrawSteerCommand,
 } from './commands';
+import { ConversationsQuery } from './conversation-list';
 import { eventConsumerConfig } from './consumer-kit';
 import { EVENT_TYPES, isSteerEventType, type EventType } from './events';
 import { eventJsonSchema, readerJsonSchema, type JsonSchema } from './json-schema';
@@ -21,11 +22,20 @@ import { EVENT_TYPE_HEADER, STEER_ID_HEADER, subjects } from './subjects';
 import { CURRENT_VERSIONS } from './upcasters';
 
 /**
- * The AsyncAPI 3.0 document of the NATS contract, built from the same zod
+ * The AsyncAPI 3.1 document of the NATS contract, built from the same zod
  * schemas and subject builders the services use, so it cannot describe a
  * subject or a field they do not have. `npm run contracts:generate` writes it
  * to libs/contracts/asyncapi.json; the contract gate checks it is current.
  */
+
+/** The newest AsyncAPI version that both the official parser and Spectral's asyncapi ruleset read. */
+export const ASYNCAPI_VERSION = '3.1.0';
+
+const TAGS = [
+  { name: 'events', description: 'The event log: one JetStream subject per conversation.' },
+  { name: 'commands', description: 'Request/reply commands, answered by an engine.' },
+  { name: 'queries', description: 'Request/reply queries, answered by persistence from the read models.' },
+];
 
 /** The document's own version: bump the major when an event type gets a new version. */
 export const ASYNCAPI_DOC_VERSION = '1.0.0';
@@ -34,6 +44,7 @@ const EVENT_SUMMARIES: Record<EventType, string> = {
   ConversationCreated: 'A conversation exists; the first event of its subject (seq 0, no turn).',
   TurnStarted: 'A turn began: prompt, model, limits and the engine that owns it.',
   TurnQueued: 'A turn was queued behind the running one; it starts (TurnStarted) when the turns before it have ended, unless cancelled first.',
+  TurnResumed: 'Another engine (or the same one, restarted) adopted the running turn from the log and goes on with it; attempt counts the resumes.',
   ModelRequested: 'The engine sent model request `step`, carrying the steers in `steerIds`.',
   ModelResponded: 'The model answered step `step`: text and tool calls.',
   ToolCallStarted: 'A tool call of step `step` started.',
@@ -78,6 +89,7 @@ function requestSpecs(): RequestSpec[] {
     { id: 'decideApproval', subject: p.decideApproval(TURN), summary: 'Approve or deny a tool call waiting for a decision; the same decision again answers the same.', request: DecideApprovalCommand, reply: r.decideApproval },
     { id: 'cancelTurn', subject: p.cancel(TURN), summary: 'Cancel a running turn; a full queue never blocks it.', request: CancelTurnCommand, reply: r.cancel },
     { id: 'queryConversation', subject: p.queryConversation, summary: 'The conversation read model: transcript, turns, steers.', request: ConversationQuery, reply: r.queryConversation, queue: p.persistenceQueue },
+    { id: 'queryConversations', subject: p.queryConversations, summary: 'The tenant’s conversations, newest first, a page at a time (keyset cursor).', request: ConversationsQuery, reply: r.queryConversations, queue: p.persistenceQueue },
     { id: 'queryTurn', subject: p.queryTurn, summary: 'One turn’s read model.', request: TurnQuery, reply: r.queryTurn, queue: p.persistenceQueue },
     { id: 'querySteer', subject: p.querySteer, summary: 'One steer’s receipt.', request: SteerQuery, reply: r.querySteer, queue: p.persistenceQueue },
     { id: 'queryHealth', subject: p.queryHealth, summary: 'The projector’s checkpoint and lag.', request: z.object({}), reply: r.queryHealth, queue: p.persistenceQueue },
@@ -180,12 +192,16 @@ export function asyncApiDocument(): Record<string, unknown> {
     appendEvents: {
       action: 'send',
       title: 'The engine appends events',
+      description: 'The engine, owner of a turn, appends each fact of it to the conversation subject, guarded by the subject sequence it last saw.',
+      tags: [{ name: 'events' }],
       channel: ref('channels/conversationEvents'),
       messages: EVENT_TYPES.map((t) => ref(`channels/conversationEvents/messages/${t}`)),
     },
     consumeEvents: {
       action: 'receive',
       title: 'Consumers follow the log with a durable pull consumer',
+      description: 'The projector and other readers consume the events in order and ack each after handling it; a redelivered event is a duplicate to skip by seq.',
+      tags: [{ name: 'events' }],
       channel: ref('channels/conversationEvents'),
       messages: EVENT_TYPES.map((t) => ref(`channels/conversationEvents/messages/${t}`)),
     },
@@ -197,6 +213,8 @@ export function asyncApiDocument(): Record<string, unknown> {
     operations[spec.id] = {
       action: 'receive',
       summary: spec.summary,
+      description: `${spec.summary} The reply goes to the requester’s inbox; a request with no responder fails at once.`,
+      tags: [{ name: spec.queue === p.persistenceQueue ? 'queries' : 'commands' }],
       channel: ref(`channels/${spec.id}`),
       messages: [ref(`channels/${spec.id}/messages/${name}Request`)],
       reply: { channel: ref('channels/inbox'), messages: [ref(`channels/inbox/messages/${name}Reply`)] },
@@ -205,10 +223,13 @@ export function asyncApiDocument(): Record<string, unknown> {
   }
 
   return {
-    asyncapi: '3.0.0',
+    asyncapi: ASYNCAPI_VERSION,
     info: {
       title: 'Steerline',
       version: ASYNCAPI_DOC_VERSION,
+      contact: { name: 'Steerline maintainers' },
+      license: { name: 'UNLICENSED (private)' },
+      tags: TAGS,
       description:
         'Redirect an AI agent while it works. Events on NATS JetStream and request/reply commands over NATS. ' +
         'Generated from libs/contracts by `npm run contracts:generate`; do not edit by hand.',

@@ -1,6 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { checkInvariants, type Violation } from './invariants';
-import { readSubject } from './nats';
+import { InvariantChecker, type Violation } from './invariants';
+import { streamSubject } from './nats';
 import type { Subjects } from './subjects';
 
 export interface AuditReport {
@@ -10,23 +10,24 @@ export interface AuditReport {
   violations: Violation[];
 }
 
+export interface AuditLogOptions {
+  tenantId?: string;
+  conversationId?: string;
+  requireSettled?: boolean;
+  /** Called for every message read: its stream sequence and the last one the audit reads up to. */
+  onProgress?: (seq: number, lastSeq: number) => void;
+}
+
 /**
- * Reads the log (all of it, or one conversation) and checks I1–I6 on it.
+ * Reads the log (all of it, or one conversation) and checks I1–I6 on it as it
+ * streams past: memory grows with the number of turns, not with the events.
  * With `requireSettled`, a turn still running counts as a violation.
  */
-export async function auditLog(
-  js: JetStreamClient,
-  jsm: JetStreamManager,
-  s: Subjects,
-  opts: { tenantId?: string; conversationId?: string; requireSettled?: boolean } = {},
-): Promise<AuditReport> {
+export async function auditLog(js: JetStreamClient, jsm: JetStreamManager, s: Subjects, opts: AuditLogOptions = {}): Promise<AuditReport> {
   const subject = opts.conversationId ? s.conversationEvents(opts.tenantId ?? 'default', opts.conversationId) : s.events;
-  const log = await readSubject(js, jsm, s.stream, subject);
-  const turns = new Set(log.map((e) => e.event.turnId).filter(Boolean));
-  return {
-    events: log.length,
-    turns: turns.size,
-    steers: log.filter((e) => e.event.type === 'SteerQueued').length,
-    violations: checkInvariants(log, { requireSettled: opts.requireSettled }),
-  };
+  const checker = new InvariantChecker({ requireSettled: opts.requireSettled });
+  // A deep read-ahead: the checker is fast, so the fetches are what an audit waits on.
+  for await (const e of streamSubject(js, jsm, s.stream, subject, { bufferMessages: 4_096, onMessage: opts.onProgress })) checker.add(e);
+  const violations = checker.finish();
+  return { events: checker.events, turns: checker.turns, steers: checker.steers, violations };
 }

@@ -8,7 +8,7 @@ import { ModelSpecSchema } from './models';
 // they are never guidance, and some terminals and models mis-read them.
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
-/** Trims a steer's text and checks it (DESIGN §2.12); throws `invalid_request`. */
+/** Trims a steer's text and checks it (docs/design.md §2.13); throws `invalid_request`. */
 export function normalizeSteerText(text: unknown): string {
   if (typeof text !== 'string') throw new SteerlineError('invalid_request', 'text must be a string');
   const trimmed = text.trim();
@@ -41,7 +41,7 @@ export const StartTurnAnswerSchema = z
   .object({ turnId: uuid, status: z.enum(['running', 'queued']).optional(), position: z.number().int().positive().optional() })
   .strict();
 export type StartTurnAnswer = z.infer<typeof StartTurnAnswerSchema>;
-/** A steer's own lifecycle (DESIGN §8.3), on both steer routes. */
+/** A steer's own lifecycle (docs/design.md §8.3), on both steer routes. */
 export const steerLifecycle = {
   onTurnEnd: z.enum(ON_TURN_END).optional(),
   ttlMs: z.number().int().min(STEER_TTL_MS.min).max(STEER_TTL_MS.max).optional(),
@@ -63,7 +63,22 @@ export const ApprovalAnswerSchema = z
 export type ApprovalAnswer = z.infer<typeof ApprovalAnswerSchema>;
 export const CancelTurnCommand = z.object({ tenantId, reason: z.string().max(500).optional() }).strict();
 
-export const ConversationQuery = z.object({ tenantId, conversationId: uuid, afterMessage: z.number().int().nonnegative().optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict();
+export const CONVERSATION_SECTIONS = ['turns', 'messages', 'steers'] as const;
+export type ConversationSection = (typeof CONVERSATION_SECTIONS)[number];
+/** Where a paged conversation read goes on: a section and an offset in it (for messages: the ordinal). */
+export const ConversationCursorSchema = z.object({ section: z.enum(CONVERSATION_SECTIONS), offset: z.number().int().nonnegative() }).strict();
+export type ConversationCursor = z.infer<typeof ConversationCursorSchema>;
+
+export const ConversationQuery = z
+  .object({
+    tenantId,
+    conversationId: uuid,
+    afterMessage: z.number().int().nonnegative().optional(),
+    limit: z.number().int().min(1).max(10_000).optional(),
+    /** Continue a paged read at the `next` cursor of the previous page. */
+    from: ConversationCursorSchema.optional(),
+  })
+  .strict();
 export const TurnQuery = z.object({ tenantId, turnId: uuid }).strict();
 export const SteerQuery = z.object({ tenantId, turnId: uuid, steerId: uuid }).strict();
 
@@ -82,7 +97,7 @@ export type SteerQuery = z.infer<typeof SteerQuery>;
 export const STEER_STATUSES = ['queued', 'delivered', 'dropped'] as const;
 export type SteerStatus = (typeof STEER_STATUSES)[number];
 
-/** What a client learns about one steer, on every path (DESIGN §5). */
+/** What a client learns about one steer, on every path (docs/design.md §5). */
 export const ReceiptSchema = z
   .object({
     steerId: uuid,

@@ -13,7 +13,8 @@ export type DecodeResult = { ok: true; event: SteerlineEvent; upcastFrom?: numbe
 export function decodeEvent(payload: Uint8Array | string, opts: DecodeOptions = {}): DecodeResult {
   let raw: unknown;
   try {
-    raw = JSON.parse(typeof payload === 'string' ? payload : Buffer.from(payload).toString('utf8'));
+    // A view over the message's bytes, not a copy: a replay decodes millions of them.
+    raw = JSON.parse(typeof payload === 'string' ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'));
   } catch (err) {
     return { ok: false, reason: 'not_json', message: (err as Error).message };
   }

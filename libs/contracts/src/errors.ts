@@ -1,4 +1,4 @@
-/** Every error code a client or service can receive (DESIGN §4). */
+/** Every error code a client or service can receive (docs/design.md §4). */
 export const ERROR_CODES = [
   'invalid_request',
   'unauthorized',

@@ -13,6 +13,7 @@ export const DROP_REASONS = [
   'max_steps',
   'continuation_cap',
   'engine_lost',
+  /** Written by engines before durable turns; a stopping engine now hands its turns over instead. */
   'engine_shutdown',
   /** An `onTurnEnd: "drop"` steer still queued at a text-only end. */
   'turn_ended',
@@ -23,7 +24,7 @@ export const DROP_REASONS = [
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
-/** What becomes of a steer the turn ends without delivering (DESIGN §8.3); `continue` is the default. */
+/** What becomes of a steer the turn ends without delivering (docs/design.md §8.3); `continue` is the default. */
 export const ON_TURN_END = ['continue', 'drop', 'next_turn'] as const;
 export type OnTurnEnd = (typeof ON_TURN_END)[number];
 
@@ -41,7 +42,7 @@ export const EventDataSchemas = {
   TurnStarted: z
     .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string(), approvals: ApprovalPolicySchema.optional() })
     .strict(),
-  /** A turn waits behind the conversation's running one (DESIGN §8.3); `TurnStarted` or `TurnCancelled` follows. */
+  /** A turn waits behind the conversation's running one (docs/design.md §8.3); `TurnStarted` or `TurnCancelled` follows. */
   TurnQueued: z
     .object({
       prompt: z.string(),
@@ -53,6 +54,10 @@ export const EventDataSchemas = {
       /** A follow-up made of `next_turn` steers: the turn they were moved from. */
       fromTurnId: uuid.optional(),
     })
+    .strict(),
+  /** Another engine (or the same one, restarted) took the turn over from the log and goes on with it. */
+  TurnResumed: z
+    .object({ engineId: z.string(), previousEngineId: z.string(), attempt: z.number().int().positive() })
     .strict(),
   ModelRequested: z.object({ step, steerIds: z.array(uuid).default([]) }).strict(),
   ModelResponded: z
@@ -127,7 +132,7 @@ export const STEER_SETTLEMENTS = ['SteeringDelivered', 'SteerDropped'] as const 
 export const EVENT_VERSION = 1;
 /**
  * Types written at a later version today. SteerDropped v2: the reasons of
- * DESIGN §8.3 (`turn_ended`, `moved_to_next_turn`, `expired`) and `nextTurnId`.
+ * docs/design.md §8.3 (`turn_ended`, `moved_to_next_turn`, `expired`) and `nextTurnId`.
  */
 const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2 };
 

@@ -1,6 +1,6 @@
 import { isTerminalTurnEvent, type SteerlineEvent, type TurnEvent } from './events';
 
-/** Invariants I1–I6 of DESIGN §2 and I7 of §8.2, checked on the log alone. */
+/** Invariants I1–I6 of docs/design.md §2 and I7 of §8.2, checked on the log alone. */
 export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'positions' | 'single_runner';
 
 export interface Violation {
@@ -24,154 +24,236 @@ export interface AuditOptions {
 }
 
 /** Checks every invariant over events in log order; returns every violation found. */
-export function checkInvariants(log: LoggedEvent[], opts: AuditOptions = {}): Violation[] {
-  const violations: Violation[] = [];
-  const turns = new Map<string, LoggedEvent[]>();
-  const runningByConversation = new Map<string, string>();
-  for (const entry of log) {
-    const e = entry.event;
-    if (e.type === 'ConversationCreated') continue;
-    if (e.type === 'TurnStarted') {
-      const running = runningByConversation.get(e.conversationId);
-      if (running && running !== e.turnId) {
-        violations.push({ invariant: 'single_runner', conversationId: e.conversationId, turnId: e.turnId, streamSeq: entry.streamSeq, message: `turn started while turn ${running} still runs` });
-      }
-      runningByConversation.set(e.conversationId, e.turnId);
-    }
-    if (isTerminalTurnEvent(e) && runningByConversation.get(e.conversationId) === e.turnId) runningByConversation.delete(e.conversationId);
-    const list = turns.get(e.turnId) ?? [];
-    list.push(entry);
-    turns.set(e.turnId, list);
-  }
-  for (const entries of turns.values()) violations.push(...checkTurn(entries as { event: TurnEvent; streamSeq?: number }[], opts));
-  return violations;
+export function checkInvariants(log: Iterable<LoggedEvent>, opts: AuditOptions = {}): Violation[] {
+  const checker = new InvariantChecker(opts);
+  for (const entry of log) checker.add(entry);
+  return checker.finish();
 }
 
-function checkTurn(entries: { event: TurnEvent; streamSeq?: number }[], opts: AuditOptions): Violation[] {
-  const out: Violation[] = [];
-  const first = entries[0].event;
-  const v = (invariant: InvariantId, message: string, at?: { event: TurnEvent; streamSeq?: number }, steerId?: string) =>
-    out.push({ invariant, conversationId: first.conversationId, turnId: first.turnId, steerId, streamSeq: at?.streamSeq, message });
+/**
+ * The invariant checker fed one event at a time, in log order, so a log of any
+ * length is checked as it streams past. Its memory grows with the turns still
+ * running, plus a small record per ended turn (its id, the steers it settled)
+ * so that an event appended after a turn's end is still caught; never with the
+ * events themselves.
+ */
+export class InvariantChecker {
+  private readonly violations: Violation[] = [];
+  private readonly running = new Map<string, TurnCheck>();
+  private readonly ended = new Map<string, EndedTurn>();
+  private readonly runningByConversation = new Map<string, string>();
+  events = 0;
+  steers = 0;
 
-  // I1: gapless seq from 1, TurnStarted first, exactly one terminal event, last.
-  entries.forEach((entry, i) => {
-    if (entry.event.seq !== i + 1) v('I1', `seq ${entry.event.seq} where ${i + 1} was expected`, entry);
-  });
-  // A queued turn (DESIGN §8.3) begins with TurnQueued, then starts or is cancelled.
-  const opening = first.type === 'TurnQueued' ? entries[1]?.event : first;
-  if (first.type !== 'TurnStarted' && first.type !== 'TurnQueued') v('I1', `first event is ${first.type}, not TurnStarted`, entries[0]);
-  if (first.type === 'TurnQueued' && opening && opening.type !== 'TurnStarted' && opening.type !== 'TurnCancelled') {
-    v('I1', `a queued turn went on with ${opening.type}, not TurnStarted or TurnCancelled`, entries[1]);
+  constructor(private readonly opts: AuditOptions = {}) {}
+
+  get turns(): number {
+    return this.running.size + this.ended.size;
   }
-  if (entries.slice(1).some((x) => x.event.type === 'TurnQueued')) v('I1', 'TurnQueued after the turn’s first event', entries[1]);
-  const terminals = entries.filter((x) => isTerminalTurnEvent(x.event));
-  if (terminals.length > 1) v('I1', `${terminals.length} terminal events`, terminals[1]);
-  if (terminals.length >= 1 && !isTerminalTurnEvent(entries[entries.length - 1].event)) {
-    v('I1', 'events after the terminal event', entries[entries.length - 1]);
+
+  /** Violations found so far (the checks that need a turn's end come with it, or with `finish`). */
+  get found(): readonly Violation[] {
+    return this.violations;
   }
-  if (terminals.length === 0 && opts.requireSettled) v('I1', 'turn has no terminal event', entries[entries.length - 1]);
 
-  const queued = new Map<string, { position: number; settled: number; text: string }>();
-  let nextPosition = 1;
-  let lastDeliveredPosition = 0;
-  let firstResponseSeen = false;
-  let lastResponse: { step: number; toolCalls: string[] } | undefined;
-  const finished = new Map<number, Set<string>>();
-  let pendingDeliveries: { steerId: string; requestStep: number; boundary: string; step: number; entry: (typeof entries)[number] }[] = [];
-
-  // I7: per tool call (by step and id), its approval request and decisions.
-  const approvals = new Map<string, { decisions: number; approved: boolean; started: boolean }>();
-  const callKey = (d: { step: number; toolCallId: string }) => `${d.step}/${d.toolCallId}`;
-
-  for (const entry of entries) {
+  add(entry: LoggedEvent): void {
     const e = entry.event;
+    this.events += 1;
+    if (e.type === 'ConversationCreated') return;
+    if (e.type === 'SteerQueued') this.steers += 1;
+    if (e.type === 'TurnStarted') {
+      const running = this.runningByConversation.get(e.conversationId);
+      if (running && running !== e.turnId) {
+        this.violations.push({ invariant: 'single_runner', conversationId: e.conversationId, turnId: e.turnId, streamSeq: entry.streamSeq, message: `turn started while turn ${running} still runs` });
+      }
+      this.runningByConversation.set(e.conversationId, e.turnId);
+    }
+    const turnEntry = entry as TurnEntry;
+    const over = this.ended.get(e.turnId);
+    if (over) {
+      over.late(turnEntry);
+      return;
+    }
+    let turn = this.running.get(e.turnId);
+    if (!turn) this.running.set(e.turnId, (turn = new TurnCheck(turnEntry, this.violations)));
+    turn.add(turnEntry);
+    if (isTerminalTurnEvent(e)) {
+      if (this.runningByConversation.get(e.conversationId) === e.turnId) this.runningByConversation.delete(e.conversationId);
+      this.running.delete(e.turnId);
+      this.ended.set(e.turnId, turn.end(this.opts));
+    }
+  }
+
+  /** The checks of turns that never ended; returns every violation found. */
+  finish(): Violation[] {
+    for (const turn of this.running.values()) turn.end(this.opts);
+    this.running.clear();
+    return this.violations;
+  }
+}
+
+type TurnEntry = { event: TurnEvent; streamSeq?: number };
+type Report = (invariant: InvariantId, message: string, at?: TurnEntry, steerId?: string) => void;
+
+/** What is kept of a turn once it ended: enough to judge an event appended after its end. */
+class EndedTurn {
+  private reportedLate = false;
+  constructor(
+    private readonly v: Report,
+    private readonly settled: Set<string>,
+    private readonly queued: Set<string>,
+    private terminals: number,
+  ) {}
+
+  late(entry: TurnEntry): void {
+    const e = entry.event;
+    if (isTerminalTurnEvent(e) && ++this.terminals === 2) this.v('I1', `${this.terminals} terminal events`, entry);
+    else if (!this.reportedLate) this.v('I1', 'events after the terminal event', entry);
+    this.reportedLate = true;
+    if (e.type === 'SteeringDelivered' || e.type === 'SteerDropped') {
+      const id = e.data.steerId;
+      if (this.settled.has(id)) this.v('I2', 'steer settled 2 times', entry, id);
+      else if (!this.queued.has(id)) this.v('I2', `${e.type} without an earlier SteerQueued`, entry, id);
+      this.settled.add(id);
+    }
+  }
+}
+
+/** The checks of one running turn, fed its events in order. */
+class TurnCheck {
+  private readonly v: Report;
+  private nextSeq = 1;
+  private terminals = 0;
+  private readonly queued = new Map<string, { position: number; settled: number; text: string }>();
+  private nextPosition = 1;
+  private lastDeliveredPosition = 0;
+  private firstResponseSeen = false;
+  private lastResponse: { step: number; toolCalls: string[] } | undefined;
+  private readonly finished = new Map<number, Set<string>>();
+  private pendingDeliveries: { steerId: string; requestStep: number; entry: TurnEntry }[] = [];
+  private last: TurnEntry;
+  private queuedFirst = false;
+  // I7: per tool call (by step and id), its approval request and decisions.
+  private readonly approvals = new Map<string, { decisions: number; approved: boolean; started: boolean }>();
+
+  constructor(first: TurnEntry, violations: Violation[]) {
+    const { conversationId, turnId } = first.event;
+    this.v = (invariant, message, at, steerId) => violations.push({ invariant, conversationId, turnId, steerId, streamSeq: at?.streamSeq, message });
+    this.last = first;
+    // I1: TurnStarted first, or TurnQueued (a queued turn, docs/design.md §8.3) then TurnStarted or TurnCancelled.
+    if (first.event.type !== 'TurnStarted' && first.event.type !== 'TurnQueued') this.v('I1', `first event is ${first.event.type}, not TurnStarted`, first);
+  }
+
+  add(entry: TurnEntry): void {
+    const e = entry.event;
+    this.last = entry;
+    // I1: gapless seq from 1.
+    if (e.seq !== this.nextSeq) this.v('I1', `seq ${e.seq} where ${this.nextSeq} was expected`, entry);
+    this.nextSeq += 1;
+    if (isTerminalTurnEvent(e)) this.terminals += 1;
+    if (e.seq === 2 && this.queuedFirst && e.type !== 'TurnStarted' && e.type !== 'TurnCancelled') {
+      this.v('I1', `a queued turn went on with ${e.type}, not TurnStarted or TurnCancelled`, entry);
+    }
+    if (e.type === 'TurnQueued' && e.seq !== 1) this.v('I1', 'TurnQueued after the turn’s first event', entry);
+    if (e.seq === 1) this.queuedFirst = e.type === 'TurnQueued';
     switch (e.type) {
       case 'ToolApprovalRequested':
-        if (approvals.has(callKey(e.data))) v('I7', `tool call ${e.data.toolCallId} asked for approval twice`, entry);
-        approvals.set(callKey(e.data), { decisions: 0, approved: false, started: false });
+        if (this.approvals.has(callKey(e.data))) this.v('I7', `tool call ${e.data.toolCallId} asked for approval twice`, entry);
+        this.approvals.set(callKey(e.data), { decisions: 0, approved: false, started: false });
         break;
       case 'ToolApprovalDecided': {
-        const a = approvals.get(callKey(e.data));
-        if (!a) v('I7', `decision on tool call ${e.data.toolCallId} without an earlier ToolApprovalRequested`, entry);
-        else if (++a.decisions > 1) v('I7', `tool call ${e.data.toolCallId} decided ${a.decisions} times`, entry);
+        const a = this.approvals.get(callKey(e.data));
+        if (!a) this.v('I7', `decision on tool call ${e.data.toolCallId} without an earlier ToolApprovalRequested`, entry);
+        else if (++a.decisions > 1) this.v('I7', `tool call ${e.data.toolCallId} decided ${a.decisions} times`, entry);
         else a.approved = e.data.decision === 'approved';
         break;
       }
       case 'ToolCallStarted': {
-        const a = approvals.get(callKey(e.data));
-        if (a && !a.approved) v('I7', `tool call ${e.data.toolCallId} started without an approved decision`, entry);
-        if (a && a.started) v('I7', `tool call ${e.data.toolCallId} started twice`, entry);
+        const a = this.approvals.get(callKey(e.data));
+        if (a && !a.approved) this.v('I7', `tool call ${e.data.toolCallId} started without an approved decision`, entry);
+        if (a && a.started) this.v('I7', `tool call ${e.data.toolCallId} started twice`, entry);
         if (a) a.started = true;
         break;
       }
       case 'SteerQueued':
-        if (queued.has(e.data.steerId)) v('I2', 'steer queued twice', entry, e.data.steerId);
-        if (e.data.position !== nextPosition) v('positions', `position ${e.data.position} where ${nextPosition} was expected`, entry, e.data.steerId);
-        nextPosition = e.data.position + 1;
-        queued.set(e.data.steerId, { position: e.data.position, settled: 0, text: e.data.text });
+        if (this.queued.has(e.data.steerId)) this.v('I2', 'steer queued twice', entry, e.data.steerId);
+        if (e.data.position !== this.nextPosition) this.v('positions', `position ${e.data.position} where ${this.nextPosition} was expected`, entry, e.data.steerId);
+        this.nextPosition = e.data.position + 1;
+        this.queued.set(e.data.steerId, { position: e.data.position, settled: 0, text: e.data.text });
         break;
       case 'SteerEdited': {
         // An edit only ever changes a queued steer, and what settles it carries the last text.
-        const q = queued.get(e.data.steerId);
-        if (!q || q.settled > 0) v('I2', 'edit of a steer that is not queued', entry, e.data.steerId);
-        else if (q.text !== e.data.previousText) v('I2', 'edit whose previousText is not the steer’s text', entry, e.data.steerId);
+        const q = this.queued.get(e.data.steerId);
+        if (!q || q.settled > 0) this.v('I2', 'edit of a steer that is not queued', entry, e.data.steerId);
+        else if (q.text !== e.data.previousText) this.v('I2', 'edit whose previousText is not the steer’s text', entry, e.data.steerId);
         else q.text = e.data.text;
         break;
       }
       case 'SteeringDelivered':
       case 'SteerDropped': {
-        const q = queued.get(e.data.steerId);
-        if (!q) v('I2', `${e.type} without an earlier SteerQueued`, entry, e.data.steerId);
-        else if (++q.settled > 1) v('I2', `steer settled ${q.settled} times`, entry, e.data.steerId);
-        else if (q.text !== e.data.text) v('I2', `${e.type} carries a text that is not the steer’s last one`, entry, e.data.steerId);
+        const q = this.queued.get(e.data.steerId);
+        if (!q) this.v('I2', `${e.type} without an earlier SteerQueued`, entry, e.data.steerId);
+        else if (++q.settled > 1) this.v('I2', `steer settled ${q.settled} times`, entry, e.data.steerId);
+        else if (q.text !== e.data.text) this.v('I2', `${e.type} carries a text that is not the steer’s last one`, entry, e.data.steerId);
         if (e.type === 'SteerDropped') break;
-        if (!firstResponseSeen) v('I5', 'delivery before the first ModelResponded', entry, e.data.steerId);
-        if (e.data.position <= lastDeliveredPosition) v('I3', `delivered position ${e.data.position} after ${lastDeliveredPosition}`, entry, e.data.steerId);
-        lastDeliveredPosition = Math.max(lastDeliveredPosition, e.data.position);
-        checkBoundary(e, entry, lastResponse, finished, v);
-        pendingDeliveries.push({ steerId: e.data.steerId, requestStep: e.data.requestStep, boundary: e.data.boundary, step: e.data.step, entry });
+        if (!this.firstResponseSeen) this.v('I5', 'delivery before the first ModelResponded', entry, e.data.steerId);
+        if (e.data.position <= this.lastDeliveredPosition) this.v('I3', `delivered position ${e.data.position} after ${this.lastDeliveredPosition}`, entry, e.data.steerId);
+        this.lastDeliveredPosition = Math.max(this.lastDeliveredPosition, e.data.position);
+        checkBoundary(e, entry, this.lastResponse, this.finished, this.v);
+        this.pendingDeliveries.push({ steerId: e.data.steerId, requestStep: e.data.requestStep, entry });
         break;
       }
       case 'ModelResponded':
-        firstResponseSeen = true;
-        lastResponse = { step: e.data.step, toolCalls: e.data.toolCalls.map((c) => c.id) };
+        this.firstResponseSeen = true;
+        this.lastResponse = { step: e.data.step, toolCalls: e.data.toolCalls.map((c) => c.id) };
+        // Tool results of earlier steps can no longer matter to a boundary.
+        for (const s of this.finished.keys()) if (s < e.data.step) this.finished.delete(s);
         break;
       case 'ToolCallFinished': {
-        const set = finished.get(e.data.step) ?? new Set<string>();
+        const set = this.finished.get(e.data.step) ?? new Set<string>();
         set.add(e.data.toolCallId);
-        finished.set(e.data.step, set);
+        this.finished.set(e.data.step, set);
         break;
       }
       case 'ModelRequested': {
-        const expected = pendingDeliveries.map((d) => d.steerId);
-        for (const d of pendingDeliveries) {
-          if (d.requestStep !== e.data.step) v('I4', `delivery names request step ${d.requestStep} but precedes request ${e.data.step}`, d.entry, d.steerId);
+        const expected = this.pendingDeliveries.map((d) => d.steerId);
+        for (const d of this.pendingDeliveries) {
+          if (d.requestStep !== e.data.step) this.v('I4', `delivery names request step ${d.requestStep} but precedes request ${e.data.step}`, d.entry, d.steerId);
         }
         if (expected.join() !== e.data.steerIds.join()) {
-          v('I6', `request ${e.data.step} carries [${e.data.steerIds.join(', ')}] but [${expected.join(', ')}] were delivered for it`, entry);
+          this.v('I6', `request ${e.data.step} carries [${e.data.steerIds.join(', ')}] but [${expected.join(', ')}] were delivered for it`, entry);
         }
-        pendingDeliveries = [];
+        this.pendingDeliveries = [];
         break;
       }
       default:
         break;
     }
   }
-  for (const d of pendingDeliveries) v('I4', `delivered for request ${d.requestStep}, which was never sent`, d.entry, d.steerId);
-  const ended = terminals.length > 0;
-  if (ended || opts.requireSettled) {
-    for (const [steerId, q] of queued) if (q.settled === 0) v('I2', 'accepted steer never settled', entries[entries.length - 1], steerId);
-    for (const [key, a] of approvals) if (a.decisions === 0) v('I7', `approval request ${key} never decided`, entries[entries.length - 1]);
+
+  /** The checks that need the whole turn; returns what is kept of it. */
+  end(opts: AuditOptions): EndedTurn {
+    const last = this.last;
+    if (this.terminals === 0 && opts.requireSettled) this.v('I1', 'turn has no terminal event', last);
+    for (const d of this.pendingDeliveries) this.v('I4', `delivered for request ${d.requestStep}, which was never sent`, d.entry, d.steerId);
+    if (this.terminals > 0 || opts.requireSettled) {
+      for (const [steerId, q] of this.queued) if (q.settled === 0) this.v('I2', 'accepted steer never settled', last, steerId);
+      for (const [key, a] of this.approvals) if (a.decisions === 0) this.v('I7', `approval request ${key} never decided`, last);
+    }
+    const settled = new Set<string>();
+    for (const [steerId, q] of this.queued) if (q.settled > 0) settled.add(steerId);
+    return new EndedTurn(this.v, settled, new Set(this.queued.keys()), this.terminals);
   }
-  return out;
 }
+
+const callKey = (d: { step: number; toolCallId: string }) => `${d.step}/${d.toolCallId}`;
 
 function checkBoundary(
   e: Extract<TurnEvent, { type: 'SteeringDelivered' }>,
-  entry: { event: TurnEvent; streamSeq?: number },
+  entry: TurnEntry,
   lastResponse: { step: number; toolCalls: string[] } | undefined,
   finished: Map<number, Set<string>>,
-  v: (i: InvariantId, m: string, at?: { event: TurnEvent; streamSeq?: number }, steerId?: string) => void,
+  v: Report,
 ): void {
   const { step, boundary, steerId } = e.data;
   if (!lastResponse || lastResponse.step !== step) {

@@ -4,7 +4,7 @@ const ToolRequestSchema = z.object({ name: z.string().min(1).max(128), args: z.r
 
 const delayMs = z.number().int().min(0).max(600_000).optional();
 
-/** One answer of the scripted model (DESIGN §6); `error` makes that model call fail. */
+/** One answer of the scripted model (docs/design.md §6.1); `error` makes that model call fail. */
 export const ScriptStepSchema = z.union([
   z.object({ tool: ToolRequestSchema, text: z.string().optional(), delayMs }).strict(),
   z.object({ tools: z.array(ToolRequestSchema).min(1).max(64), text: z.string().optional(), delayMs }).strict(),

@@ -15,11 +15,13 @@ import { SteerlineError, type ErrorCode } from './errors';
 import { errorReply, okReply, unwrapReply, type Reply } from './commands';
 import type { SteerlineEvent } from './events';
 import { BODY_MAX_BYTES } from './limits';
+import { describeConnectFailure, natsSecurityOptions, watchNatsAuth } from './nats-auth';
 import type { Subjects } from './subjects';
+import { maxPayload, publishSafely, tooLarge } from './safe-send';
 
 const NANOS_PER_MS = 1_000_000;
 
-/** The event stream's settings (DESIGN §3); part of the contract consumers rely on. */
+/** The event stream's settings (docs/design.md §3); part of the contract consumers rely on. */
 export function streamConfig(s: Subjects, replicas = 1): Partial<StreamConfig> & { name: string } {
   return {
     name: s.stream,
@@ -43,10 +45,37 @@ export async function ensureStream(jsm: JetStreamManager, s: Subjects, replicas 
   }
 }
 
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
-  // noAsyncTraces: no Error (with its stack) is built ahead of every request and
-  // subscription timeout in case it fails; failures are mapped to typed errors anyway.
-  return connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: false, noAsyncTraces: true });
+/**
+ * Connects to NATS with the security the environment asks for (see
+ * nats-auth.ts: user/password, token, creds, NKEY seed, TLS, inbox prefix).
+ * A first connection the server refuses fails at once with one line saying
+ * what to check; later drops are retried for ever.
+ */
+export async function connectNats(url: string, name: string, env: Record<string, string | undefined> = process.env): Promise<NatsConnection> {
+  const security = natsSecurityOptions(url, env);
+  let nc: NatsConnection;
+  try {
+    // noAsyncTraces: no Error (with its stack) is built ahead of every request and
+    // subscription timeout in case it fails; failures are mapped to typed errors anyway.
+    nc = await connect({
+      servers: url.split(','),
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      waitOnFirstConnect: false,
+      noAsyncTraces: true,
+      // Credentials refused after start-up (expired, rotated) are retried like any drop,
+      // with readiness false meanwhile, instead of closing the connection for good.
+      ignoreAuthErrorAbort: true,
+      // A deployment with subject permissions gives each role its own inboxes (deploy/nats/).
+      ...(env.NATS_INBOX_PREFIX ? { inboxPrefix: env.NATS_INBOX_PREFIX } : {}),
+      ...security,
+    });
+  } catch (err) {
+    throw describeConnectFailure(err, url, env);
+  }
+  watchNatsAuth(nc, name);
+  return nc;
 }
 
 const encoder = new TextEncoder();
@@ -68,9 +97,12 @@ export interface RequestOptions {
 
 /** A request/reply call with a bounded wait; failures come back as `SteerlineError`. */
 export async function request<T>(nc: NatsConnection, subject: string, body: unknown, opts: RequestOptions): Promise<T> {
+  const data = encodeJson(body);
+  // Checked before sending: the client would throw a bare InvalidArgumentError.
+  if (data.length > maxPayload(nc)) throw tooLarge(`the request on ${subject}`, data.length, maxPayload(nc));
   let msg: Msg;
   try {
-    msg = await nc.request(subject, encodeJson(body), { timeout: opts.timeoutMs });
+    msg = await nc.request(subject, data, { timeout: opts.timeoutMs });
   } catch (err) {
     if (err instanceof RequestError && err.isNoResponders()) {
       throw new SteerlineError(opts.noResponders, opts.noResponders === 'turn_not_running' ? 'no engine runs this turn' : `nobody answers ${subject}`);
@@ -84,22 +116,35 @@ export async function request<T>(nc: NatsConnection, subject: string, body: unkn
 }
 
 export type Handler = (body: unknown, msg: Msg) => Promise<unknown> | unknown;
+/** Told about every failure a caller cannot see: a handler's untyped error, a reply that could not be sent. */
+export type ServeErrorHandler = (err: unknown, context: { subject: string }) => void;
 
 /**
  * Answers a subject with typed replies. A malformed or oversized message gets
  * `invalid_request`/`payload_too_large`; a handler error is mapped once, here.
+ * Nothing a handler returns or throws, and no failed send, escapes: an answer
+ * over the server's `max_payload` is replaced by a `payload_too_large` error,
+ * and a send on a closed connection is reported to `onError` (the caller's own
+ * wait then ends as `unavailable`).
  */
-export function serve(nc: NatsConnection, subject: string, handler: Handler, opts: { queue?: string; onError?: (err: unknown) => void } = {}) {
+export function serve(nc: NatsConnection, subject: string, handler: Handler, opts: { queue?: string; onError?: ServeErrorHandler } = {}) {
+  const report: ServeErrorHandler = (err, context) => {
+    try {
+      opts.onError?.(err, context);
+    } catch {
+      // A failing logger must not take the responder down with it.
+    }
+  };
   return nc.subscribe(subject, {
     queue: opts.queue,
     callback: (err, msg) => {
-      if (err) return opts.onError?.(err);
-      void answer(msg, handler, opts.onError);
+      if (err) return report(err, { subject });
+      void answer(nc, msg, handler, report);
     },
   });
 }
 
-async function answer(msg: Msg, handler: Handler, onError?: (err: unknown) => void): Promise<void> {
+async function answer(nc: NatsConnection, msg: Msg, handler: Handler, report: ServeErrorHandler): Promise<void> {
   let reply: Reply<unknown>;
   try {
     if (msg.data.length > BODY_MAX_BYTES) throw new SteerlineError('payload_too_large', `message is larger than ${BODY_MAX_BYTES} bytes`);
@@ -111,10 +156,26 @@ async function answer(msg: Msg, handler: Handler, onError?: (err: unknown) => vo
     }
     reply = okReply(await handler(body, msg));
   } catch (err) {
-    if (!(err instanceof SteerlineError)) onError?.(err);
+    if (!(err instanceof SteerlineError)) report(err, { subject: msg.subject });
     reply = errorReply(err);
   }
-  if (msg.reply) msg.respond(encodeJson(reply));
+  if (msg.reply) replySafely(nc, msg.reply, reply, msg.subject, report);
+}
+
+/** Sends a reply; an oversized one is answered with its typed error instead. Never throws. */
+export function replySafely(nc: NatsConnection, inbox: string, reply: unknown, subject: string, report: ServeErrorHandler): void {
+  let data: Uint8Array;
+  try {
+    data = encodeJson(reply);
+  } catch (err) {
+    report(err, { subject });
+    data = encodeJson(errorReply(err));
+  }
+  const failure = publishSafely(nc, inbox, data);
+  if (!failure) return;
+  report(failure, { subject });
+  // The caller still hears why, when the connection can carry the error.
+  if (failure.code === 'payload_too_large') publishSafely(nc, inbox, encodeJson(errorReply(failure)));
 }
 
 export interface StoredEvent {
@@ -128,32 +189,56 @@ export interface StoredEvent {
  * an ordered consumer. Undecodable messages are skipped (the projector keeps them).
  */
 export async function readSubject(js: JetStreamClient, jsm: JetStreamManager, stream: string, subject: string, fromSeq = 1): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = [];
+  for await (const e of streamSubject(js, jsm, stream, subject, { fromSeq })) out.push(e);
+  return out;
+}
+
+/**
+ * `readSubject` one event at a time, for logs too long to hold: the consumer
+ * pulls ahead by at most `bufferMessages`. `onMessage` sees every message's
+ * stream sequence (decodable or not) and the last one it will read up to.
+ */
+export async function* streamSubject(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  stream: string,
+  subject: string,
+  opts: { fromSeq?: number; bufferMessages?: number; onMessage?: (seq: number, last: number) => void } = {},
+): AsyncGenerator<StoredEvent> {
+  const fromSeq = opts.fromSeq ?? 1;
   const last = await lastMessageSeq(jsm, stream, subject);
-  if (last === 0 || last < fromSeq) return [];
+  if (last === 0 || last < fromSeq) return;
   const consumer = await js.consumers.get(stream, {
     filter_subjects: subject,
     deliver_policy: fromSeq > 1 ? DeliverPolicy.StartSequence : DeliverPolicy.All,
     ...(fromSeq > 1 ? { opt_start_seq: fromSeq } : {}),
   });
-  const out: StoredEvent[] = [];
-  const messages = await consumer.consume({ max_messages: 512 });
+  const messages = await consumer.consume({ max_messages: opts.bufferMessages ?? 512 });
   try {
     for await (const m of messages) {
+      opts.onMessage?.(m.seq, last);
       const decoded = decodeEvent(m.data);
-      if (decoded.ok) out.push({ streamSeq: m.seq, subject: m.subject, event: decoded.event });
+      if (decoded.ok) yield { streamSeq: m.seq, subject: m.subject, event: decoded.event };
       if (m.seq >= last) break;
     }
   } finally {
     await messages.close();
     await consumer.delete().catch(() => undefined);
   }
-  return out;
 }
 
+/** Direct gets before a conversation read switches to a consumer: a first turn's history is a handful. */
+const DIRECT_GETS_FIRST = 64;
+const CONSUMER_READ_TIMEOUT_MS = 15_000;
+
 /**
- * Reads one conversation's subject with direct gets, one message at a time:
- * no consumer is created, so it keeps working while a cluster node is down
- * (consumer placement may wait on a dead peer). Meant for short histories.
+ * Reads one conversation's subject. The first messages come by direct gets,
+ * one at a time: no consumer is created, so a short history reads while a
+ * cluster node is down (consumer placement may wait on a dead peer). A longer
+ * one continues through one ordered consumer (a round trip per batch, not per
+ * message: 20 000 events in about a second instead of tens), and falls back to
+ * direct gets when the consumer does not deliver in time.
  * `lastSeq` is the subject's true last sequence, counting undecodable messages.
  */
 export async function readConversation(jsm: JetStreamManager, stream: string, subject: string): Promise<{ events: StoredEvent[]; lastSeq: number }> {
@@ -161,7 +246,11 @@ export async function readConversation(jsm: JetStreamManager, stream: string, su
   if (!last) return { events: [], lastSeq: 0 };
   const events: StoredEvent[] = [];
   let seq = 1;
-  for (let misses = 0; seq <= last.seq; ) {
+  for (let misses = 0, gets = 0; seq <= last.seq; ) {
+    if (gets++ === DIRECT_GETS_FIRST) {
+      const rest = await readByConsumer(jsm, stream, subject, seq, last.seq);
+      if (rest) return { events: [...events, ...rest], lastSeq: last.seq };
+    }
     const msg = await jsm.direct.getMessage(stream, { seq, next_by_subj: subject }).catch((err: unknown) => {
       if (isNoMessage(err)) return null;
       throw err;
@@ -177,6 +266,20 @@ export async function readConversation(jsm: JetStreamManager, stream: string, su
     seq = msg.seq + 1;
   }
   return { events, lastSeq: last.seq };
+}
+
+/** The subject's events from `fromSeq` to `lastSeq` through an ordered consumer; undefined when it did not answer in time. */
+async function readByConsumer(jsm: JetStreamManager, stream: string, subject: string, fromSeq: number, lastSeq: number): Promise<StoredEvent[] | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), CONSUMER_READ_TIMEOUT_MS)));
+  const read = readSubject(jsm.jetstream(), jsm, stream, subject, fromSeq)
+    .then((events) => events.filter((e) => e.streamSeq <= lastSeq))
+    .catch(() => undefined);
+  try {
+    return await Promise.race([read, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The stream sequence of the last message on a subject, 0 when there is none. */

@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { BOUNDARIES, DROP_REASONS } from './events';
 import { ERROR_CODES } from './errors';
-import { ApprovalAnswerSchema, ReceiptSchema, StartTurnAnswerSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
+import { ApprovalAnswerSchema, ConversationCursorSchema, ReceiptSchema, StartTurnAnswerSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
+import { ConversationListPageSchema } from './conversation-list';
 import { TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema } from './models';
 import type { ChatMessage } from './transcript';
-import type { ConversationView, SteerView, TurnView } from './views';
+import type { ConversationPage, ConversationView, SteerView, TurnView } from './views';
 
 /**
- * Schemas of the request/reply answers (DESIGN §4), for the AsyncAPI document
+ * Schemas of the request/reply answers (docs/design.md §4), for the AsyncAPI document
  * and for services in other languages. The TypeScript types in views.ts and
  * transcript.ts stay the source; the checks at the bottom fail the type-check
  * when the two drift apart.
@@ -49,6 +50,7 @@ const turnFields = {
   text: z.string().optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   cancelReason: z.string().optional(),
+  resumes: z.number().int().nonnegative().default(0),
   startedAt: at,
   endedAt: at.optional(),
 };
@@ -76,6 +78,8 @@ export const ConversationViewSchema = z.object({
   steers: z.array(SteerViewSchema),
 });
 
+export const ConversationPageSchema = ConversationViewSchema.extend({ next: ConversationCursorSchema.optional() });
+
 export const HealthReplySchema = z.object({
   database: z.boolean(),
   checkpoint: z.number().int().nullable(),
@@ -96,7 +100,8 @@ export const ReplyDataSchemas = {
   withdraw: ReceiptSchema,
   cancel: z.object({ accepted: z.literal(true) }),
   decideApproval: ApprovalAnswerSchema,
-  queryConversation: ConversationViewSchema,
+  queryConversation: ConversationPageSchema,
+  queryConversations: ConversationListPageSchema,
   queryTurn: TurnViewSchema,
   querySteer: ReceiptSchema,
   queryHealth: HealthReplySchema,
@@ -108,7 +113,8 @@ const drift: [
   Same<z.infer<typeof SteerViewSchema>, SteerView>,
   Same<z.infer<typeof TurnViewSchema>, TurnView>,
   Same<z.infer<typeof ConversationViewSchema>, ConversationView>,
+  Same<z.infer<typeof ConversationPageSchema>, ConversationPage>,
   Same<z.infer<typeof ChatMessageSchema>, ChatMessage>,
   Same<z.infer<ReturnType<typeof replySchema<typeof ReceiptSchema>>>, Reply<z.infer<typeof ReceiptSchema>>>,
-] = [true, true, true, true, true];
+] = [true, true, true, true, true, true];
 void drift;

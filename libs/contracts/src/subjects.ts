@@ -34,6 +34,8 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     /** Everything a turn's owner answers; one wildcard subscription per running turn. */
     turnCommands: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.*`,
     queryConversation: `${prefix}.qry.conversation`,
+    /** The tenant's conversations, newest first, paged. */
+    queryConversations: `${prefix}.qry.conversations`,
     queryTurn: `${prefix}.qry.turn`,
     querySteer: `${prefix}.qry.steer`,
     queryHealth: `${prefix}.qry.health`,

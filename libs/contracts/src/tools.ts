@@ -1,6 +1,9 @@
 import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { decodeJson, encodeJson } from './nats';
+import { ENVELOPE_ROOM_BYTES } from './limits';
+import { boundOutput } from './output-bound';
+import { maxPayload, publishSafely } from './safe-send';
 
 /**
  * Remote tools: any service offers tools to every engine of a deployment over
@@ -48,6 +51,11 @@ export const ToolDescriptorSchema = z.object({
   parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
   /** How long the engine waits for one call; the engine's default when absent. */
   timeoutMs: z.number().int().min(1).max(3_600_000).optional(),
+  /**
+   * Running a call twice does no harm: a call cut off by a lost engine is run
+   * again by the engine that resumes the turn. Otherwise it ends `interrupted`.
+   */
+  idempotent: z.boolean().optional(),
 });
 export type ToolDescriptor = z.input<typeof ToolDescriptorSchema>;
 
@@ -67,6 +75,12 @@ export const ToolCallRequestSchema = z.object({
   /** The model's id of the call, unique only within its turn. */
   toolCallId: z.string(),
   args: z.record(z.string(), z.unknown()),
+  /**
+   * The engine's bound on one output (STEERLINE_MAX_OUTPUT_BYTES): a larger
+   * output is cut to it by the service, with the truncation marker, so the
+   * marker names the output's true size. Absent: cut only to what NATS carries.
+   */
+  maxOutputBytes: z.number().int().positive().optional(),
 });
 export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
 
@@ -121,13 +135,13 @@ export function serveTools(nc: NatsConnection, prefix: string, service: string, 
     nc.subscribe(ts.describe, {
       callback: (err, msg) => {
         if (err) onError?.(err);
-        else msg.respond(encodeJson(description));
+        else if (msg.reply) report(publishSafely(nc, msg.reply, encodeJson(description)), onError);
       },
     }),
   ];
   for (const tool of tools) {
     const name = tool.descriptor.name;
-    subs.push(nc.subscribe(ts.call(name), { queue: ts.queue(name), callback: (err, msg) => (err ? onError?.(err) : void answerCall(msg, tool, running, onError)) }));
+    subs.push(nc.subscribe(ts.call(name), { queue: ts.queue(name), callback: (err, msg) => (err ? onError?.(err) : void answerCall(nc, msg, tool, running, onError)) }));
     subs.push(
       nc.subscribe(ts.cancel(name), {
         callback: (err, msg) => {
@@ -138,7 +152,7 @@ export function serveTools(nc: NatsConnection, prefix: string, service: string, 
       }),
     );
   }
-  const ready = nc.flush().then(() => nc.publish(ts.announce, encodeJson(description)));
+  const ready = nc.flush().then(() => report(publishSafely(nc, ts.announce, encodeJson(description)), onError));
   return {
     ready,
     stop() {
@@ -148,31 +162,43 @@ export function serveTools(nc: NatsConnection, prefix: string, service: string, 
   };
 }
 
-async function answerCall(msg: Msg, tool: ServedTool, running: Map<string, AbortController>, onError?: (err: unknown) => void): Promise<void> {
+async function answerCall(nc: NatsConnection, msg: Msg, tool: ServedTool, running: Map<string, AbortController>, onError?: (err: unknown) => void): Promise<void> {
   const parsed = ToolCallRequestSchema.safeParse(safeDecode(msg.data));
-  if (!parsed.success) return respond(msg, { ok: false, error: { code: 'invalid_request', message: 'not a tool call request' } });
+  if (!parsed.success) return respond(nc, msg, { ok: false, error: { code: 'invalid_request', message: 'not a tool call request' } }, onError);
   const call = parsed.data;
   const controller = new AbortController();
   running.set(call.callId, controller);
   let reply: ToolCallReply;
   try {
-    reply = { ok: true, output: await tool.run(call.args, { signal: controller.signal, call }) };
+    const output = await tool.run(call.args, { signal: controller.signal, call });
+    // Cut here, where the whole output is known: NATS could not carry more, and the marker keeps its true size.
+    const bound = Math.min(call.maxOutputBytes ?? Infinity, maxPayload(nc) - ENVELOPE_ROOM_BYTES);
+    reply = { ok: true, output: boundOutput(output, bound) };
   } catch (err) {
     if (!(err instanceof ToolFailure)) onError?.(err);
     reply = { ok: false, error: err instanceof ToolFailure ? { code: err.code, message: err.message, fatal: err.fatal } : { code: 'tool_failed', message: (err as Error)?.message ?? String(err) } };
   } finally {
     running.delete(call.callId);
   }
-  respond(msg, reply);
+  respond(nc, msg, reply, onError);
 }
 
-function respond(msg: Msg, reply: ToolCallReply): void {
+function respond(nc: NatsConnection, msg: Msg, reply: ToolCallReply, onError?: (err: unknown) => void): void {
+  if (!msg.reply) return;
+  let data: Uint8Array;
   try {
-    msg.respond(encodeJson(reply));
+    data = encodeJson(reply);
   } catch (err) {
-    // Most likely larger than the server's max_payload: the engine still gets an answer.
-    msg.respond(encodeJson({ ok: false, error: { code: 'output_too_large', message: (err as Error).message } } satisfies ToolCallReply));
+    data = encodeJson({ ok: false, error: { code: 'tool_failed', message: `the output is not JSON: ${(err as Error).message}` } } satisfies ToolCallReply);
   }
+  const failure = publishSafely(nc, msg.reply, data);
+  if (failure?.code !== 'payload_too_large') return report(failure, onError);
+  // Still too large after the cut (JSON escapes can grow it): the engine still gets an answer.
+  report(publishSafely(nc, msg.reply, encodeJson({ ok: false, error: { code: 'output_too_large', message: failure.message } } satisfies ToolCallReply)), onError);
+}
+
+function report(failure: Error | undefined, onError?: (err: unknown) => void): void {
+  if (failure) onError?.(failure);
 }
 
 function safeDecode(data: Uint8Array): unknown {
@@ -185,7 +211,8 @@ function safeDecode(data: Uint8Array): unknown {
 
 /** Collects every description that answers one describe request within `windowMs`. */
 export async function describeTools(nc: NatsConnection, prefix: string, windowMs: number): Promise<ToolServiceDescription[]> {
-  const inbox = createInbox();
+  // The connection's own inbox prefix: under subject permissions (deploy/nats/) a role may subscribe to its inboxes only.
+  const inbox = createInbox((nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
   const found: ToolServiceDescription[] = [];
   const sub = nc.subscribe(inbox, {
     callback: (_err, msg) => {
@@ -193,7 +220,11 @@ export async function describeTools(nc: NatsConnection, prefix: string, windowMs
       if (parsed.success) found.push(parsed.data);
     },
   });
-  nc.publish(toolSubjects(prefix).describe, encodeJson({}), { reply: inbox });
+  const failure = publishSafely(nc, toolSubjects(prefix).describe, encodeJson({}), { reply: inbox });
+  if (failure) {
+    sub.unsubscribe();
+    throw failure;
+  }
   await new Promise((r) => setTimeout(r, windowMs));
   sub.unsubscribe();
   return found;

@@ -2,9 +2,9 @@ import type { TurnLimits } from './limits';
 import type { ModelSpec } from './models';
 import type { ChatMessage } from './transcript';
 import type { Boundary, DropReason } from './events';
-import type { SteerStatus, TurnStatus } from './commands';
+import type { ConversationCursor, SteerStatus, TurnStatus } from './commands';
 
-/** Read models answered by the persistence service (DESIGN §5). */
+/** Read models answered by the persistence service (docs/design.md §5). */
 export interface SteerView {
   id: string;
   turnId: string;
@@ -21,7 +21,7 @@ export interface SteerView {
   settledAt?: string;
 }
 
-/** A tool call waiting for a person's decision (DESIGN §8.2). */
+/** A tool call waiting for a person's decision (docs/design.md §8.2). */
 export interface PendingApproval {
   toolCallId: string;
   step: number;
@@ -41,6 +41,8 @@ export interface TurnView {
   text?: string;
   error?: { code: string; message: string };
   cancelReason?: string;
+  /** How many times the turn moved to another engine. */
+  resumes: number;
   steers: { queued: number; delivered: number; dropped: number };
   pendingApprovals: PendingApproval[];
   startedAt: string;
@@ -53,4 +55,14 @@ export interface ConversationView {
   turns: Omit<TurnView, 'steers' | 'conversationId' | 'pendingApprovals'>[] | TurnView[];
   messages: ChatMessage[];
   steers: SteerView[];
+}
+
+/**
+ * One answer of `qry.conversation`: a conversation's sections in order (turns,
+ * then messages, then steers), as much of them as fits below the connection's
+ * `max_payload`. `next` is where the following page starts; absent, the read
+ * is complete. Sections before the query's cursor, and after `next`, are empty.
+ */
+export interface ConversationPage extends ConversationView {
+  next?: ConversationCursor;
 }

@@ -24,7 +24,8 @@ import type { TurnRegistry } from '../turn/turn.registry';
 import type { TurnRunner } from '../turn/turn.runner';
 
 const logger = new Logger('EngineCommands');
-const onError = (err: unknown) => logger.error({ message: 'command handler failed', error: (err as Error)?.message });
+const onError = (err: unknown, context: { subject: string }) =>
+  logger.error({ message: 'command failed or its reply could not be sent', subject: context.subject, error: (err as Error)?.message, code: (err as { code?: string })?.code });
 
 /** The engine's queue-group subjects: any instance may answer. */
 export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry): Subscription[] {
@@ -140,7 +141,7 @@ export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunne
   const onConversationSteer = async (body: unknown) => {
     const command = parseBody(SubmitConversationSteerCommand, body);
     owned(command.tenantId);
-    // Resolved here, by the owner, so the check and the acceptance are one step (DESIGN §2.9).
+    // Resolved here, by the owner, so the check and the acceptance are one step (docs/design.md §2.10).
     if (command.expectedTurnId && command.expectedTurnId !== runner.turnId) {
       throw new SteerlineError('turn_moved_on', `the running turn is ${runner.turnId}`, { turnId: runner.turnId });
     }

@@ -1,5 +1,5 @@
 import type { SteerlineEvent } from '@steerline/contracts';
-import type { EventLog } from './event-log';
+import { UnappendableEventError, type EventLog } from './event-log';
 
 /**
  * The single writer of one conversation's subject on its owning engine. A
@@ -20,10 +20,19 @@ export class ConversationWriter {
     return this.lastSeq;
   }
 
-  /** Appends after every earlier batch; rejects with the log's error (a stale writer, an unavailable log). */
+  /**
+   * Appends after every earlier batch; rejects with the log's error (a stale
+   * writer, an unavailable log). An event the log refuses as it is leaves the
+   * part of the batch before it appended: the writer goes on from there.
+   */
   append(events: SteerlineEvent[]): Promise<void> {
     const done = this.tail.then(async () => {
-      this.lastSeq = await this.log.append(this.subject, events, this.lastSeq);
+      try {
+        this.lastSeq = await this.log.append(this.subject, events, this.lastSeq);
+      } catch (err) {
+        if (err instanceof UnappendableEventError) this.lastSeq = err.lastSeq;
+        throw err;
+      }
     });
     this.tail = done.catch(() => undefined);
     return done;

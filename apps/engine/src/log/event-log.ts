@@ -1,4 +1,4 @@
-import { headers } from '@nats-io/transport-node';
+import { InvalidArgumentError, headers } from '@nats-io/transport-node';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import {
   isSteerEventType,
@@ -23,6 +23,24 @@ export class LogUnavailableError extends Error {
   constructor(cause: unknown) {
     super(`the event log did not acknowledge an append: ${(cause as Error)?.message ?? cause}`, { cause });
     this.name = 'LogUnavailableError';
+  }
+}
+
+/**
+ * The log refuses this event as it is — larger than the server's max_payload —
+ * so retrying cannot help. The events before it (`appended` of the batch) are
+ * in the log, up to subject sequence `lastSeq`.
+ */
+export class UnappendableEventError extends Error {
+  appended = 0;
+  constructor(
+    subject: string,
+    readonly event: SteerlineEvent,
+    public lastSeq: number,
+    cause: unknown,
+  ) {
+    super(`${event.type} could not be appended to ${subject}: ${(cause as Error)?.message ?? cause}`, { cause });
+    this.name = 'UnappendableEventError';
   }
 }
 
@@ -78,7 +96,14 @@ export class EventLog {
         continue;
       }
       if (i === 0 && jetStreamErrorCode(ack.reason) === JS_WRONG_LAST_SEQUENCE) throw new StaleWriterError(subject);
-      for (const event of events.slice(i)) last = await this.appendOne(subject, event, last);
+      for (let j = i; j < events.length; j++) {
+        try {
+          last = await this.appendOne(subject, events[j], last);
+        } catch (err) {
+          if (err instanceof UnappendableEventError) err.appended = j;
+          throw err;
+        }
+      }
       return last;
     }
     return last;
@@ -99,6 +124,8 @@ export class EventLog {
         return ack.seq;
       } catch (err) {
         if (jetStreamErrorCode(err) === JS_WRONG_LAST_SEQUENCE) throw new StaleWriterError(subject);
+        // nats.js checks max_payload before sending: nothing was written, and nothing would be on a retry.
+        if (err instanceof InvalidArgumentError) throw new UnappendableEventError(subject, event, expectedLastSeq, err);
         if (Date.now() >= deadline) throw new LogUnavailableError(err);
         await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
       }

@@ -3,7 +3,7 @@ import { abortableDelay } from './abortable-delay';
 import { ModelError, type ModelAnswer, type ModelProvider, type ModelRequest } from './model.provider';
 
 /**
- * The deterministic model of DESIGN §6: answer n is script step n; past the end
+ * The deterministic model of docs/design.md §6.1: answer n is script step n; past the end
  * it answers "done". Steers delivered since its previous answer are echoed as
  * `Acknowledged:` lines so anyone can see what the model got.
  */

@@ -1,28 +1,21 @@
 import { Logger } from '@nestjs/common';
-import type { JetStreamManager } from '@nats-io/jetstream';
-import { readConversation, uuidv7, type Subjects, type TurnEvent } from '@steerline/contracts';
-import { StaleWriterError, type EventLog } from '../log/event-log';
-import { execute } from '../turn/turn.decider';
-import { evolve } from '../turn/turn.evolve';
-import { queuedTurns } from '../turn/turn.history';
-import { initialState } from '../turn/turn.state';
-import type { OwnedTurn, TurnOwnership } from './turn-ownership';
+import { StaleWriterError } from '../log/event-log';
+import type { TurnRegistry } from '../turn/turn.registry';
+import type { TurnOwnership } from './turn-ownership';
 
 /**
- * Settles the turns of engines that died (DESIGN §2.8): every queued steer is
- * dropped `engine_lost`, then the turn fails, then the turns queued behind it
- * are cancelled `engine_lost` — decided by the same decider, and
- * appended guarded by the conversation's last sequence, so a zombie owner that
- * comes back is refused and two reapers cannot both settle one turn.
+ * Finds the turns of engines that died or stopped and adopts them here
+ * (durable turns): the registry rebuilds each from its log and appends
+ * TurnResumed guarded by the conversation's last sequence, so two reapers
+ * cannot both take one turn and a frozen former owner is fenced. A turn moved
+ * more than the resume limit fails `engine_lost`, its steers dropped first.
  */
 export class OrphanReaper {
   private readonly logger = new Logger('OrphanReaper');
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
 
-  constructor(
-    private readonly deps: { jsm: JetStreamManager; s: Subjects; log: EventLog; ownership: TurnOwnership; runsHere: (turnId: string) => boolean },
-  ) {}
+  constructor(private readonly deps: { ownership: TurnOwnership; turns: TurnRegistry; runsHere: (turnId: string) => boolean }) {}
 
   start(intervalMs: number): void {
     this.timer = setInterval(() => {
@@ -36,36 +29,24 @@ export class OrphanReaper {
     await this.running;
   }
 
-  /** One pass: settle every orphaned turn. Returns how many were settled here. */
+  /** One pass: adopt every orphaned turn. Returns how many were resumed (or failed at the resume limit) here. */
   async sweep(): Promise<number> {
-    let settled = 0;
-    const orphans = await this.deps.ownership.orphans(this.deps.runsHere).catch(() => []);
+    let adopted = 0;
+    const { ownership, turns } = this.deps;
+    const orphans = await ownership.orphans(this.deps.runsHere).catch(() => []);
     for (const turn of orphans) {
       try {
-        if (await this.settle(turn)) settled += 1;
-        await this.deps.ownership.release(turn.turnId, turn.engineId);
+        const outcome = await turns.adopt(turn);
+        if (outcome === 'resumed' || outcome === 'failed') adopted += 1;
+        // The lost engine's claim is done with: the turn ended, moved on, or is claimed here now.
+        if (turn.engineId !== ownership.engineId) await ownership.release(turn.turnId, turn.engineId);
+        else if (outcome === 'ended' || outcome === 'claim_stale') await ownership.release(turn.turnId);
       } catch (err) {
-        // Another engine settled it first, or the log is down: the next pass decides again.
-        this.deps.ownership.retryLater(turn.engineId);
-        if (!(err instanceof StaleWriterError)) this.logger.warn({ message: 'could not settle orphaned turn', turnId: turn.turnId, error: (err as Error).message });
+        // Another engine adopted it first, or the log is down: the next pass decides again.
+        ownership.retryLater(turn.engineId);
+        if (!(err instanceof StaleWriterError)) this.logger.warn({ message: 'could not adopt orphaned turn', turnId: turn.turnId, error: (err as Error).message });
       }
     }
-    return settled;
-  }
-
-  private async settle(turn: OwnedTurn): Promise<boolean> {
-    const subject = this.deps.s.conversationEvents(turn.tenantId, turn.conversationId);
-    const { events: stored, lastSeq } = await readConversation(this.deps.jsm, this.deps.s.stream, subject);
-    const events = stored.map((x) => x.event).filter((e): e is TurnEvent => e.turnId === turn.turnId);
-    const state = events.reduce(evolve, { ...initialState(), turnId: turn.turnId, tenantId: turn.tenantId, conversationId: turn.conversationId });
-    if (state.status !== 'running') return false;
-    const context = () => ({ id: uuidv7(), at: new Date().toISOString() });
-    const { events: settling } = execute(state, { type: 'AbandonTurn', reason: 'engine_lost' }, context);
-    // Turns queued behind it lived in the lost engine's memory: cancelled, so the conversation can go on.
-    const all = stored.map((x) => x.event).filter((e): e is TurnEvent => e.turnId !== null);
-    for (const queued of queuedTurns(all)) settling.push(...execute(queued, { type: 'CancelTurn', reason: 'engine_lost' }, context).events);
-    await this.deps.log.append(subject, settling, lastSeq);
-    this.logger.log({ message: 'settled a turn whose engine was lost', turnId: turn.turnId, engineId: turn.engineId, steersDropped: settling.filter((e) => e.type === 'SteerDropped').length });
-    return true;
+    return adopted;
   }
 }

@@ -17,4 +17,16 @@ describe('the tools offered to a model', () => {
     expect(registry.specs().filter((s) => s.name === 'fail')).toHaveLength(1);
     expect(registry.get('fail')).toBe(BUILTIN_TOOLS[2]);
   });
+
+  it('take tools from several sources, the first one keeping a shared name, and ask each for the turn’s tenant', () => {
+    const mcp: ToolSource = {
+      list: (tenant) => (tenant === 'acme' ? [tool('mcp__files__read'), tool('search', 'mcp search')] : []),
+      get: (n, tenant) => (tenant === 'acme' && n === 'mcp__files__read' ? tool(n) : undefined),
+    };
+    const registry = new ToolRegistry([], [source([tool('search')]), mcp]);
+    expect(registry.specs('acme').map((s) => `${s.name}: ${s.description}`)).toEqual(['search: remote search', 'mcp__files__read: remote mcp__files__read']);
+    expect(registry.specs('other').map((s) => s.name)).toEqual(['search']);
+    expect(registry.get('mcp__files__read', 'acme')).toBeDefined();
+    expect(registry.get('mcp__files__read', 'other')).toBeUndefined();
+  });
 });

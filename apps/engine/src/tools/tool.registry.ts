@@ -8,22 +8,35 @@ export interface ToolCallContext {
   turnId: string;
   step: number;
   toolCallId: string;
+  /** Where a tool reports how far it got (an MCP server's progress notifications); optional for the caller. */
+  onProgress?: (update: ToolProgressUpdate) => void;
+  /** The engine's bound on the output; a remote service cuts to it so the marker names the true size. */
+  maxOutputBytes?: number;
+}
+
+/** How far a running call got: `progress` from 0 to 1 when the tool knows its total. */
+export interface ToolProgressUpdate {
+  progress?: number;
+  message?: string;
 }
 
 export interface Tool {
   spec: ToolSpec;
+  /** Safe to run again with the same arguments: a call cut off by a lost engine runs again on the engine that resumes the turn (built-in sleep and echo, a remote tool that says `idempotent: true`, an MCP tool's `idempotentHint`). */
+  idempotent?: boolean;
   run(args: Record<string, unknown>, signal: AbortSignal, call?: ToolCallContext): Promise<unknown>;
 }
 
-/** Tools that come and go while the engine runs (remote tools served over NATS). */
+/** Tools that come and go while the engine runs (remote tools over NATS, MCP servers' tools). */
 export interface ToolSource {
-  list(): Tool[];
-  get(name: string): Tool | undefined;
+  /** `tenantId`: the turn's tenant, for sources that offer some tools to some tenants only. */
+  list(tenantId?: string): Tool[];
+  get(name: string, tenantId?: string): Tool | undefined;
 }
 
 /**
  * A tool that failed; its message becomes the tool result's error, which the
- * model sees. A `fatal` one fails the turn (DESIGN §2.8: `turn_failed`).
+ * model sees. A `fatal` one fails the turn (docs/design.md §2.17: `turn_failed`).
  */
 export class ToolError extends Error {
   constructor(
@@ -45,6 +58,7 @@ export const BUILTIN_TOOLS: Tool[] = [
       description: 'Waits the given number of milliseconds.',
       parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: MAX_SLEEP_MS } }, required: ['ms'] },
     },
+    idempotent: true,
     async run(args, signal) {
       const ms = Number(args.ms);
       if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SLEEP_MS) throw new ToolError('invalid_arguments', `ms must be an integer from 0 to ${MAX_SLEEP_MS}`);
@@ -58,6 +72,7 @@ export const BUILTIN_TOOLS: Tool[] = [
       description: 'Returns its text.',
       parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
     },
+    idempotent: true,
     async run(args) {
       if (typeof args.text !== 'string') throw new ToolError('invalid_arguments', 'text must be a string');
       return args.text;
@@ -77,25 +92,40 @@ export const BUILTIN_TOOLS: Tool[] = [
 
 /**
  * The tools offered to models: the built-ins (`STEERLINE_BUILTIN_TOOLS` may name
- * fewer) and whatever the remote source knows now. A built-in shadows a remote
- * tool of the same name, so a service cannot take over `sleep` or `fail`.
+ * fewer) and whatever the sources (remote tools, MCP servers) know now. A
+ * built-in shadows a source's tool of the same name, so a service cannot take
+ * over `sleep` or `fail`; between sources, the first one listed wins.
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
+  private readonly sources: ToolSource[];
 
-  constructor(
-    tools: Tool[] = BUILTIN_TOOLS,
-    private readonly remote?: ToolSource,
-  ) {
+  constructor(tools: Tool[] = BUILTIN_TOOLS, sources: ToolSource | ToolSource[] = []) {
     for (const tool of tools) this.tools.set(tool.spec.name, tool);
+    this.sources = Array.isArray(sources) ? sources : [sources];
   }
 
-  specs(): ToolSpec[] {
-    const remote = (this.remote?.list() ?? []).filter((t) => !this.tools.has(t.spec.name));
-    return [...this.tools.values(), ...remote].map((t) => t.spec);
+  /** What a turn of `tenantId` is offered now. */
+  specs(tenantId?: string): ToolSpec[] {
+    const offered = new Map(this.tools);
+    for (const source of this.sources) {
+      for (const tool of source.list(tenantId)) if (!offered.has(tool.spec.name)) offered.set(tool.spec.name, tool);
+    }
+    return [...offered.values()].map((t) => t.spec);
   }
 
-  get(name: string): Tool | undefined {
-    return this.tools.get(name) ?? this.remote?.get(name);
+  get(name: string, tenantId?: string): Tool | undefined {
+    const builtin = this.tools.get(name);
+    if (builtin) return builtin;
+    for (const source of this.sources) {
+      const tool = source.get(name, tenantId);
+      if (tool) return tool;
+    }
+    return undefined;
+  }
+
+  /** The names of the tools offered now (to a turn of `tenantId`) that may run twice. */
+  idempotentNames(tenantId?: string): string[] {
+    return [...this.tools.values(), ...this.sources.flatMap((source) => source.list(tenantId))].filter((t) => t.idempotent).map((t) => t.spec.name);
   }
 }

@@ -5,7 +5,7 @@ import { answerCalling, answerText, approve, deny, run, startCommand, steer, ste
 
 const sleepNeedsApproval = startCommand({}, { tools: ['sleep'] });
 
-describe('turn decider: tool-call approvals (DESIGN §8.2)', () => {
+describe('turn decider: tool-call approvals (docs/design.md §8.2)', () => {
   it('a call of a listed tool waits for approval while an unlisted one starts at once', () => {
     const { events, state } = run([sleepNeedsApproval, answerCalling(1, 'sleep', 'echo')]);
     expect(types(events).slice(-3)).toEqual(['ModelResponded', 'ToolApprovalRequested', 'ToolCallStarted']);

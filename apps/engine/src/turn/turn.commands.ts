@@ -13,7 +13,7 @@ export type TurnCommand =
   | { type: 'ExpireSteer'; steerId: string }
   /**
    * `nextTurnId`: an id the shell mints for the follow-up turn, used only if
-   * this answer moves the turn's first `next_turn` steer (DESIGN §8.3).
+   * this answer moves the turn's first `next_turn` steer (docs/design.md §8.3).
    */
   | { type: 'RecordModelAnswer'; step: number; text: string; toolCalls: ToolCall[]; usage?: Usage; nextTurnId?: string }
   /**
@@ -25,5 +25,11 @@ export type TurnCommand =
   | { type: 'DecideApproval'; toolCallId: string; decision: ApprovalDecision; reason?: string; by: 'user' | 'timeout' }
   | { type: 'FailTurn'; code: string; message: string }
   | { type: 'CancelTurn'; reason: string }
+  /**
+   * Adopt a running turn whose engine is gone, from the state its log holds.
+   * `rerunnable`: names of the tools that may run again (idempotent); any other
+   * call left unfinished ends `interrupted`. Past `limit` resumes the turn fails `engine_lost`.
+   */
+  | { type: 'ResumeTurn'; engineId: string; limit: number; rerunnable: readonly string[] }
   /** The turn's owner is gone or going: settle everything honestly. */
   | { type: 'AbandonTurn'; reason: Extract<DropReason, 'engine_lost' | 'engine_shutdown'> };

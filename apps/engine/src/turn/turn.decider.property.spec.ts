@@ -2,12 +2,13 @@ import fc from 'fast-check';
 import { DEFAULT_LIMITS, SteerlineError, checkInvariants, type ApprovalPolicy, type TurnEvent } from '@steerline/contracts';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
+import { evolve } from './turn.evolve';
 import { pendingApprovals, type TurnState } from './turn.state';
 import { NEXT_TURN_ID, call, newTurnState, startCommand, steerId } from './turn.fixtures';
 
 /** One random step of the outside world; interpreted against the current state. */
 const Action = fc.record({
-  kind: fc.constantFrom('submit', 'submit', 'submit', 'submitDrop', 'submitNext', 'edit', 'expire', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'approve', 'approve', 'deny', 'timeout', 'cancel', 'fail', 'abandon'),
+  kind: fc.constantFrom('submit', 'submit', 'submit', 'submitDrop', 'submitNext', 'edit', 'expire', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'approve', 'approve', 'deny', 'timeout', 'cancel', 'fail', 'abandon', 'resume'),
   pick: fc.nat(),
   tools: fc.nat({ max: 3 }),
   ok: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
@@ -15,7 +16,7 @@ const Action = fc.record({
 });
 type Action = typeof Action extends fc.Arbitrary<infer T> ? T : never;
 
-/** A turn started at once, or queued first and then started or cancelled (DESIGN §8.3). */
+/** A turn started at once, or queued first and then started or cancelled (docs/design.md §8.3). */
 const Opening = fc.constantFrom('start', 'start', 'queueThenStart', 'queueThenCancel');
 
 /** No policy, one tool's calls, or every call waits for a decision. */
@@ -77,6 +78,8 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
       return { type: 'FailTurn', code: 'model_failed', message: 'boom' };
     case 'abandon':
       return { type: 'AbandonTurn', reason: 'engine_lost' };
+    case 'resume':
+      return { type: 'ResumeTurn', engineId: `engine-${action.pick % 3}`, limit: 3, rerunnable: action.ok ? TOOL_NAMES : [] };
   }
 }
 
@@ -88,11 +91,13 @@ describe('turn decider under random interleavings', () => {
         const events: TurnEvent[] = [];
         const submitted: string[] = [];
         const refused = new Set<string>();
+        let lastBatch = 0;
         const apply = (command: TurnCommand) => {
           try {
             const result = execute(state, command, ctx);
             state = result.state;
             events.push(...result.events);
+            lastBatch = result.events.length;
             if (command.type === 'SubmitSteer') submitted.push(command.steerId);
           } catch (err) {
             if (!(err instanceof SteerlineError)) throw err;
@@ -112,6 +117,15 @@ describe('turn decider under random interleavings', () => {
           // Answer the model only when asked, as the runner does; tools only while they run.
           if (action.kind === 'model' && state.awaiting !== 'model') continue;
           if (action.kind === 'tool' && state.awaiting !== 'tools') continue;
+          if (action.kind === 'resume') {
+            // The engine died while appending its last decision: the log kept only a prefix of it.
+            const kept = events.slice(0, events.length - (action.pick % (lastBatch + 1)));
+            const rebuilt = kept.reduce(evolve, newTurnState());
+            lastBatch = 0;
+            if (rebuilt.status !== 'running') continue;
+            events.splice(kept.length);
+            state = rebuilt;
+          }
           apply(commandFor(action, state, submitted));
         }
         // Drive the turn to its end so every steer must be settled.
@@ -137,6 +151,13 @@ describe('turn decider under random interleavings', () => {
         // A refused id may be sent again and accepted later (a queued turn refuses steers until it starts).
         for (const id of refused) if (!accepted.includes(id)) expect(settlements.has(id)).toBe(false);
         expect(new Set(accepted).size).toBe(accepted.length);
+        // Across resumes no call starts or finishes twice, and a completed turn lost no tool result.
+        const callsOf = (type: string) => events.filter((e) => e.type === type).map((e) => `${(e.data as { step: number }).step}/${(e.data as { toolCallId: string }).toolCallId}`);
+        const startedCalls = callsOf('ToolCallStarted');
+        const finishedCalls = callsOf('ToolCallFinished');
+        expect(new Set(startedCalls).size).toBe(startedCalls.length);
+        expect(new Set(finishedCalls).size).toBe(finishedCalls.length);
+        if (state.status === 'completed') expect(startedCalls.filter((c) => !finishedCalls.includes(c))).toEqual([]);
         // A steer never decides an approval: every decision comes from a decision command or the turn's end.
         const steerCommandsDecided = events.filter((e) => e.type === 'ToolApprovalDecided' && e.data.by === 'cancel');
         expect(steerCommandsDecided.every((e) => events.some((t) => t.seq > e.seq && (t.type === 'TurnCancelled' || t.type === 'TurnFailed')))).toBe(true);

@@ -19,14 +19,14 @@ type TurnEventType = TurnEvent['type'];
 export type TurnEventDraft = { [T in TurnEventType]: { type: T; data: EventData<T> } }[TurnEventType];
 
 /**
- * Every steering rule of DESIGN §2 is decided here and nowhere else. Pure: no
+ * Every steering rule of docs/design.md §2 is decided here and nowhere else. Pure: no
  * clock, no ids, no I/O. Throws a `SteerlineError` when a command is refused;
  * a refused command produces no event.
  */
 export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[] {
   if (command.type === 'StartTurn') return startTurn(command, state);
   if (command.type === 'QueueTurn') return queueTurn(command, state);
-  // A queued turn can only start or be cancelled, never both (DESIGN §8.3).
+  // A queued turn can only start or be cancelled, never both (docs/design.md §8.3).
   if (state.status === 'queued' && command.type === 'CancelTurn') return [{ type: 'TurnCancelled', data: { steps: 0, reason: command.reason } }];
   if (state.status !== 'running') {
     // Every steer of an ended turn is settled: these answer with its fate.
@@ -54,6 +54,8 @@ export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[]
       return endTurn(state, 'turn_failed', { type: 'TurnFailed', data: { steps: state.step, error: { code: command.code, message: command.message } } });
     case 'CancelTurn':
       return endTurn(state, 'turn_cancelled', { type: 'TurnCancelled', data: { steps: state.step, reason: command.reason } });
+    case 'ResumeTurn':
+      return resumeTurn(command, state);
     case 'AbandonTurn':
       return endTurn(state, command.reason, { type: 'TurnFailed', data: { steps: state.step, error: { code: command.reason, message: abandonMessage[command.reason] } } });
   }
@@ -72,6 +74,50 @@ const abandonMessage = {
   engine_lost: 'the engine that ran this turn was lost',
   engine_shutdown: 'the engine that ran this turn shut down',
 } as const;
+
+/**
+ * A turn picked up from its log by another engine (docs/design.md §8.4). What
+ * was decided before the crash but not yet appended is decided again here: the
+ * first request, the calls of an answer whose starts (or approval requests) were
+ * cut off, an approved call that never started, a boundary whose events were not
+ * all written. A call that started and never finished runs again when its tool
+ * is idempotent (the runner reruns it), otherwise it ends `interrupted`. Calls
+ * waiting for approval stay waiting. Delivered steers are in the log, so none is
+ * delivered twice.
+ */
+function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state: TurnState): TurnEventDraft[] {
+  if (state.resumes >= command.limit) {
+    const message = `the turn's engine was lost ${state.resumes + 1} times; it is not resumed more than ${command.limit} times`;
+    return endTurn(state, 'engine_lost', { type: 'TurnFailed', data: { steps: state.step, error: { code: 'engine_lost', message } } });
+  }
+  const resumed: TurnEventDraft = { type: 'TurnResumed', data: { engineId: command.engineId, previousEngineId: state.engineId, attempt: state.resumes + 1 } };
+  const next = after(state, [resumed]);
+  // The crash cut a boundary short: some of its deliveries are in the log, its request is not. The decision stands.
+  if (state.delivering.length) return [resumed, ...deliver(next, state.awaiting === 'nothing' ? 'turn_end' : 'tool_results')];
+  if (state.step === 0) return [resumed, { type: 'ModelRequested', data: { step: 1, steerIds: [] } }];
+  if (state.awaiting === 'nothing') return [resumed, ...boundary(next, 'turn_end')];
+  if (state.awaiting !== 'tools') return [resumed];
+  const drafts: TurnEventDraft[] = [resumed];
+  for (const id of state.toolCalls) {
+    const call = state.calls.get(id)!;
+    const approval = state.approvals.get(id);
+    const asked = approval !== undefined && approval.step === state.step;
+    if (state.finished.includes(id)) continue;
+    if (!state.started.includes(id)) {
+      // Never started: ask again only if the request itself was lost; an approved call starts now; a pending one keeps waiting.
+      if (!asked) drafts.push(requestOrStart(state, state.step, { id, name: call.name, args: call.args }));
+      else if (approval.status === 'approved') drafts.push({ type: 'ToolCallStarted', data: { step: state.step, toolCallId: id, name: call.name, args: call.args } });
+    } else if (!command.rerunnable.includes(call.name)) {
+      drafts.push({
+        type: 'ToolCallFinished',
+        data: { step: state.step, toolCallId: id, name: call.name, ok: false, error: { code: 'interrupted', message: 'the engine running this call was lost; the call may or may not have taken effect' }, durationMs: 0 },
+      });
+    }
+  }
+  const settled = after(next, drafts.slice(1));
+  if (settled.finished.length === settled.toolCalls.length) return [...drafts, ...boundary(settled, 'tool_results')];
+  return drafts;
+}
 
 function queueTurn(command: Extract<TurnCommand, { type: 'QueueTurn' }>, state: TurnState): TurnEventDraft[] {
   if (state.status !== 'new') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already exists`);
@@ -98,7 +144,7 @@ function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAns
   return [responded, ...boundary(after(state, [responded]), 'turn_end', command.nextTurnId)];
 }
 
-/** A call of a tool the turn's policy lists waits for a decision; any other starts at once (DESIGN §8.2). */
+/** A call of a tool the turn's policy lists waits for a decision; any other starts at once (docs/design.md §8.2). */
 function requestOrStart(state: TurnState, step: number, c: ToolCall): TurnEventDraft {
   const data = { step, toolCallId: c.id, name: c.name, args: c.args };
   return needsApproval(state.approvalPolicy, c.name) ? { type: 'ToolApprovalRequested', data } : { type: 'ToolCallStarted', data };
@@ -155,7 +201,7 @@ function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResul
 /**
  * A tool boundary or a text-only end: drain the whole queue FIFO into the next
  * model request, or end the turn when a limit says so. At a text-only end only
- * `continue` steers can be drained (DESIGN §8.3).
+ * `continue` steers can be drained (docs/design.md §8.3).
  */
 function boundary(state: TurnState, kind: Boundary, nextTurnId?: string): TurnEventDraft[] {
   if (kind === 'turn_end') {
@@ -177,8 +223,13 @@ function boundary(state: TurnState, kind: Boundary, nextTurnId?: string): TurnEv
       : { type: 'TurnFailed', data: { steps: state.step, error: { code: 'max_steps', message: `the turn reached its limit of ${maxSteps} steps` } } };
     return [...dropAll(state, 'max_steps'), end];
   }
+  return deliver(state, kind);
+}
+
+/** Drains the queue FIFO into the next model request (after any steers already delivered for it). */
+function deliver(state: TurnState, kind: Boundary): TurnEventDraft[] {
   const requestStep = state.step + 1;
-  const afterToolCallIds = textOnlyEnd ? [] : [...state.finished];
+  const afterToolCallIds = kind === 'turn_end' ? [] : [...state.finished];
   const deliveries = state.queue.map((steerId): TurnEventDraft => {
     const s = state.steers.get(steerId)!;
     return {
@@ -186,7 +237,7 @@ function boundary(state: TurnState, kind: Boundary, nextTurnId?: string): TurnEv
       data: { steerId, text: s.text, position: s.position, step: state.step, boundary: kind, requestStep, afterToolCallIds, rendered: renderSteer(s.text) },
     };
   });
-  return [...deliveries, { type: 'ModelRequested', data: { step: requestStep, steerIds: [...state.queue] } }];
+  return [...deliveries, { type: 'ModelRequested', data: { step: requestStep, steerIds: [...state.delivering, ...state.queue] } }];
 }
 
 /** The state after drafts, for decisions that span several events. */

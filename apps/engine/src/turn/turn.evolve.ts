@@ -33,15 +33,20 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         model: event.data.model,
         limits: event.data.limits,
         ...(event.data.approvals && { approvalPolicy: event.data.approvals }),
+        engineId: event.data.engineId,
       };
+    case 'TurnResumed':
+      return { ...next, engineId: event.data.engineId, resumes: event.data.attempt };
     case 'ModelRequested':
-      // A request after a text-only answer is a continuation (DESIGN §2.6).
+      // A request after a text-only answer is a continuation (docs/design.md §2.6).
       return {
         ...next,
         step: event.data.step,
         awaiting: 'model',
         toolCalls: [],
         finished: [],
+        started: [],
+        delivering: [],
         continuations: state.responded && state.awaiting === 'nothing' ? state.continuations + 1 : state.continuations,
       };
     case 'ModelResponded':
@@ -52,12 +57,14 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         awaiting: event.data.toolCalls.length ? 'tools' : 'nothing',
         toolCalls: event.data.toolCalls.map((c) => c.id),
         finished: [],
+        started: [],
+        calls: new Map(event.data.toolCalls.map((c) => [c.id, { name: c.name, args: c.args }])),
       };
     case 'ToolCallStarted':
-      return next;
+      return { ...next, started: [...state.started, event.data.toolCallId] };
     case 'ToolApprovalRequested': {
       const { toolCallId, step, name, args } = event.data;
-      return { ...next, approvals: new Map(state.approvals).set(toolCallId, { toolCallId, step, name, args, status: 'pending' }) };
+      return { ...next, approvals: new Map(state.approvals).set(toolCallId, { toolCallId, step, name, args, status: 'pending', requestedAt: event.at }) };
     }
     case 'ToolApprovalDecided': {
       const { toolCallId, decision, reason, by } = event.data;
@@ -85,6 +92,7 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
       return {
         ...next,
         queue: state.queue.filter((id) => id !== steerId),
+        delivering: [...state.delivering, steerId],
         steers: withSteer(state, { ...record, status: 'delivered', step, boundary, requestStep }),
       };
     }

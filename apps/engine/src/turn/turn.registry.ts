@@ -11,6 +11,7 @@ import {
   readConversation,
   uuidv7,
   type ChatMessage,
+  type ModelSpec,
   type StartTurnAnswer,
   type StartTurnCommand,
   type StoredEvent,
@@ -18,12 +19,13 @@ import {
   type TurnEvent,
 } from '@steerline/contracts';
 import { ConversationWriter } from '../log/conversation-writer';
-import type { EventLog } from '../log/event-log';
+import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
-import type { TurnOwnership } from '../ownership/turn-ownership';
+import type { OwnedTurn, TurnOwnership } from '../ownership/turn-ownership';
 import { execute } from './turn.decider';
-import { busyTurn } from './turn.history';
+import { evolve } from './turn.evolve';
+import { busyTurn, queuedTurns } from './turn.history';
 import { initialState, type TurnState } from './turn.state';
 import { followUpOf } from './turn.steers';
 import { TurnRunner } from './turn.runner';
@@ -36,11 +38,18 @@ export interface RegistryDeps {
   tools: ToolRegistry;
   engineId: string;
   ownership: TurnOwnership;
+  /** How many times one turn may move to another engine before it fails `engine_lost`. */
+  resumeLimit: number;
   /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
   subscribeTurn: (runner: TurnRunner) => Subscription[];
   /** Subscribes the owner to a queued turn's subjects: only its cancel is answered. */
   subscribeQueued: (turn: { turnId: string; tenantId: string }, cancel: (reason: string) => Promise<void>) => Subscription;
+  /** Bound on one tool output or model answer, in UTF-8 bytes. */
+  maxOutputBytes: () => number;
 }
+
+/** What became of an orphaned turn this engine tried to adopt. */
+export type Adoption = 'resumed' | 'failed' | 'ended' | 'claim_stale' | 'taken';
 
 /** A turn waiting behind the running one, in this engine's queue for its conversation. */
 interface QueuedTurn {
@@ -68,6 +77,10 @@ export class TurnRegistry {
   private readonly lines = new Map<string, ConversationLine>();
   private readonly starting = new Set<string>();
   private readonly subscriptions = new Map<string, Subscription[]>();
+  /** Set by a graceful shutdown: no queued turn starts here any more. */
+  private stopping = false;
+  /** Turns ending now whose follow-up and next queued turn are still being appended. */
+  private readonly advancing = new Set<Promise<void>>();
 
   constructor(private readonly deps: RegistryDeps) {}
 
@@ -88,7 +101,7 @@ export class TurnRegistry {
    * runs), then appends TurnStarted guarded by the conversation's last sequence,
    * so two engines racing to start turns of one conversation cannot both win.
    * With `whenBusy: "queue"`, a conversation this engine runs a turn of gets the
-   * turn queued instead (DESIGN §8.3).
+   * turn queued instead (docs/design.md §8.3).
    */
   async start(command: StartTurnCommand): Promise<StartTurnAnswer> {
     const { tenantId, conversationId } = command;
@@ -175,14 +188,8 @@ export class TurnRegistry {
   /** Runs a turn: claims it, subscribes its subjects and appends TurnStarted through the conversation's writer. */
   private async launch(line: ConversationLine, state: TurnState, history: readonly ChatMessage[], spec: TurnSpec): Promise<TurnRunner> {
     const { turnId, tenantId, conversationId } = state;
-    const runner = new TurnRunner(
-      { writer: line.writer, model: this.deps.models.get(spec.model.provider), tools: this.deps.tools, onEnded: (r) => this.release(r) },
-      state,
-      history,
-    );
-    this.byTurn.set(turnId, runner);
-    this.byConversation.set(conversationId, runner);
-    this.subscriptions.set(turnId, this.deps.subscribeTurn(runner));
+    const runner = this.runner(line, spec.model.provider, state, history);
+    this.track(runner);
     try {
       // Claimed before TurnStarted exists, so a crash right after it still leaves a turn another engine settles.
       await this.deps.ownership.claim({ turnId, tenantId, conversationId });
@@ -206,12 +213,84 @@ export class TurnRegistry {
   }
 
   /**
+   * Takes over a running turn whose engine is gone (docs/design.md §8.4):
+   * rebuilds its state from the log, claims it, and appends TurnResumed guarded
+   * by the conversation's last sequence — so of two engines adopting at once
+   * only one goes on, and a frozen former owner is fenced. The claim is only
+   * acted on when the log still names its engine as the owner; otherwise the
+   * turn already moved on and the claim is stale. The turns queued behind it
+   * (TurnQueued, not started) come along: this engine becomes the
+   * conversation's one writer and starts them in order as each turn ends.
+   */
+  async adopt(orphan: OwnedTurn): Promise<Adoption> {
+    const { turnId, tenantId, conversationId } = orphan;
+    if (this.byTurn.has(turnId)) return 'taken';
+    const subject = this.deps.subjects.conversationEvents(tenantId, conversationId);
+    const { events: stored, lastSeq } = await readConversation(this.deps.jsm, this.deps.subjects.stream, subject);
+    const turnEvents = stored.map((x) => x.event).filter((e): e is TurnEvent => e.turnId !== null);
+    const state = turnEvents.filter((e) => e.turnId === turnId).reduce(evolve, { ...initialState(), turnId, tenantId, conversationId });
+    if (state.status !== 'running') return 'ended';
+    if (state.engineId !== orphan.engineId) return 'claim_stale';
+    // The log is the truth: a line this engine kept (its turn stopped by a lost log) is rebuilt from it.
+    this.closeLine(conversationId);
+    const line: ConversationLine = { tenantId, writer: new ConversationWriter(this.deps.log, subject, lastSeq), queued: [] };
+    this.lines.set(conversationId, line);
+    const provider = state.model?.provider ?? DEFAULT_MODEL.provider;
+    const runner = this.runner(line, this.deps.models.has(provider) ? provider : DEFAULT_MODEL.provider, state, stored.flatMap((s) => messagesOf(s.event)));
+    this.track(runner);
+    try {
+      await this.deps.ownership.claim({ turnId, tenantId, conversationId });
+      // Queued before the resume is appended: a turn that ends at once (the resume limit) lets the first of them start.
+      for (const queued of queuedTurns(turnEvents)) this.requeue(line, queued);
+      await runner.resume({ type: 'ResumeTurn', engineId: this.deps.engineId, limit: this.deps.resumeLimit, rerunnable: this.deps.tools.idempotentNames(tenantId) });
+    } catch (err) {
+      this.forget(runner);
+      if (this.lines.get(conversationId) === line) this.closeLine(conversationId);
+      if (orphan.engineId !== this.deps.engineId) await this.deps.ownership.release(turnId).catch(() => undefined);
+      if (err instanceof StaleWriterError) return 'taken';
+      throw err;
+    }
+    if (!runner.running) return 'failed';
+    this.logger.log({ message: 'turn resumed', turnId, conversationId, tenantId, previousEngineId: orphan.engineId, queuedTurns: line.queued.length });
+    return 'resumed';
+  }
+
+  /** A turn the log says is queued, taken into this engine's line (adopted with the running turn). */
+  private requeue(line: ConversationLine, state: TurnState): void {
+    const entry: QueuedTurn = { state };
+    line.queued.push(entry);
+    entry.subscription = this.deps.subscribeQueued(state, (reason) => this.cancelQueued(line, state.turnId, reason));
+  }
+
+  /** Lets go of a conversation's line without touching the log: its queued turns stay queued there. */
+  private closeLine(conversationId: string): void {
+    const line = this.lines.get(conversationId);
+    if (!line) return;
+    for (const q of line.queued) q.subscription?.unsubscribe();
+    this.lines.delete(conversationId);
+  }
+
+  private runner(line: ConversationLine, provider: ModelSpec['provider'], state: TurnState, history: readonly ChatMessage[]): TurnRunner {
+    return new TurnRunner(
+      { writer: line.writer, model: this.deps.models.get(provider), tools: this.deps.tools, maxOutputBytes: this.deps.maxOutputBytes, onEnded: (r) => this.release(r) },
+      state,
+      history,
+    );
+  }
+
+  private track(runner: TurnRunner): void {
+    this.byTurn.set(runner.turnId, runner);
+    this.byConversation.set(runner.conversationId, runner);
+    this.subscriptions.set(runner.turnId, this.deps.subscribeTurn(runner));
+  }
+
+  /**
    * After a turn ended: its `next_turn` steers become a queued follow-up turn,
    * then the oldest queued turn starts (a cancelled or failed turn lets it start too).
    */
   private async advance(ended: TurnRunner): Promise<void> {
     const line = this.lines.get(ended.conversationId);
-    // A turn stopped by a lost log still owns the subject on paper: nothing can be appended after it.
+    // A turn stopped by a lost log, or handed over, still owns the subject on paper: nothing can be appended after it.
     if (!line || ended.running) return;
     const { state } = ended;
     const followUp = followUpOf(state);
@@ -226,9 +305,12 @@ export class TurnRegistry {
     if (!next) return this.dropLineIfIdle(state.conversationId);
     next.subscription?.unsubscribe();
     const { model, limits, approvalPolicy, queuedPrompt } = next.state;
-    await this.launch(line, next.state, ended.context, { prompt: queuedPrompt!, model: model!, limits: limits!, approvals: approvalPolicy }).catch((err: Error) =>
-      this.logger.error({ message: 'a queued turn could not start', turnId: next.state.turnId, error: err.message }),
-    );
+    const runner = await this.launch(line, next.state, ended.context, { prompt: queuedPrompt!, model: model!, limits: limits!, approvals: approvalPolicy }).catch((err: Error) => {
+      this.logger.error({ message: 'a queued turn could not start', turnId: next.state.turnId, error: err.message });
+      return undefined;
+    });
+    // Started (and claimed) while this engine stops: handed over like the others, so the queue behind it is adopted with it.
+    if (runner && this.stopping) await runner.handOver();
   }
 
   private dropLineIfIdle(conversationId: string): void {
@@ -250,33 +332,33 @@ export class TurnRegistry {
   }
 
   /**
-   * Settles every running turn (graceful shutdown): their steers are dropped
-   * honestly, not lost. The turns queued behind them are cancelled first, so
-   * none starts on the way out and none is left open in the log.
+   * Graceful shutdown: every running turn stops here unsettled and keeps its
+   * claim, so another engine (or this one, restarted) resumes it. The turns
+   * queued behind them stay queued in the log and go with them: the adopter
+   * rebuilds the conversation's queue from the log.
    */
-  async abandonAll(reason: 'engine_shutdown' | 'engine_lost'): Promise<void> {
-    const cancels: Promise<void>[] = [];
-    for (const line of this.lines.values()) {
-      for (const q of line.queued.splice(0)) {
-        q.subscription?.unsubscribe();
-        const { events } = execute(q.state, { type: 'CancelTurn', reason }, stampContext);
-        cancels.push(line.writer.append(events).catch((err: Error) => this.logger.warn({ message: 'could not cancel a queued turn', turnId: q.state.turnId, error: err.message })));
-      }
-    }
-    await Promise.all(cancels);
-    await Promise.all([...this.byTurn.values()].map((r) => r.abandon(reason)));
+  async handOverAll(): Promise<void> {
+    this.stopping = true;
+    await Promise.all([...this.byTurn.values()].map((r) => r.handOver()));
+    while (this.advancing.size > 0) await Promise.all([...this.advancing]);
+    for (const conversationId of [...this.lines.keys()]) this.closeLine(conversationId);
+  }
+
+  private forget(runner: TurnRunner): void {
+    for (const sub of this.subscriptions.get(runner.turnId) ?? []) sub.unsubscribe();
+    this.subscriptions.delete(runner.turnId);
+    if (this.byTurn.get(runner.turnId) === runner) this.byTurn.delete(runner.turnId);
+    if (this.byConversation.get(runner.conversationId) === runner) this.byConversation.delete(runner.conversationId);
   }
 
   private release(runner: TurnRunner): void {
-    for (const sub of this.subscriptions.get(runner.turnId) ?? []) sub.unsubscribe();
-    this.subscriptions.delete(runner.turnId);
-    this.byTurn.delete(runner.turnId);
-    if (this.byConversation.get(runner.conversationId) === runner) this.byConversation.delete(runner.conversationId);
+    this.forget(runner);
     // A turn stopped by a lost log keeps its claim: the reaper settles it once the log is back.
     if (!runner.running) {
       this.deps.ownership.release(runner.turnId).catch((err: Error) => this.logger.warn({ message: 'could not release turn', turnId: runner.turnId, error: err.message }));
     }
-    void this.advance(runner);
+    const advancing: Promise<void> = this.advance(runner).finally(() => this.advancing.delete(advancing));
+    this.advancing.add(advancing);
   }
 }
 

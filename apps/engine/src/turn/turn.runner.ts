@@ -1,7 +1,9 @@
 import { Logger } from '@nestjs/common';
 import {
   SteerlineError,
+  boundOutput,
   isTerminalTurnEvent,
+  truncateText,
   messagesOf,
   uuidv7,
   type ApprovalAnswer,
@@ -12,19 +14,21 @@ import {
   type TurnEvent,
 } from '@steerline/contracts';
 import type { ConversationWriter } from '../log/conversation-writer';
-import { StaleWriterError } from '../log/event-log';
+import { StaleWriterError, UnappendableEventError } from '../log/event-log';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import { ToolError, type ToolRegistry } from '../tools/tool.registry';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
-import { approvalAnswerOf, receiptOf, type TurnState } from './turn.state';
+import { approvalAnswerOf, pendingApprovals, receiptOf, type TurnState } from './turn.state';
 
 export interface RunnerDeps {
   /** Shared with the turns queued behind this one: the conversation's one writer. */
   writer: ConversationWriter;
   model: ModelProvider;
   tools: ToolRegistry;
+  /** Bound on one tool output or model answer (UTF-8 bytes): larger ones are cut before they are decided on. */
+  maxOutputBytes: () => number;
   onEnded: (runner: TurnRunner) => void;
 }
 
@@ -45,6 +49,10 @@ export class TurnRunner {
   private readonly messages: ChatMessage[];
   private tail: Promise<void> = Promise.resolve();
   private broken?: Error;
+  /** Set when this engine stops: nothing more is decided here; another engine resumes the turn. */
+  private handingOver = false;
+  /** Bumped when the turn is failed because an event could not be appended: commands decided before that are void. */
+  private epoch = 0;
   private finished = false;
   private readonly abort = new AbortController();
   /** Approval timeouts of calls still waiting, and deadlines of queued steers, by call or steer id. */
@@ -87,18 +95,50 @@ export class TurnRunner {
   /** Decides a command, queues its events for the log and resolves once they are acknowledged. */
   private run(command: TurnCommand): Promise<TurnEvent[]> {
     if (this.broken) return Promise.reject(new SteerlineError('unavailable', 'this turn lost its event log'));
+    if (this.handingOver) return Promise.reject(new SteerlineError('unavailable', 'this turn is moving to another engine; resubmit with the same steerId'));
     const { state, events } = execute(this.decided, command, stampContext);
     this.decided = state;
     for (const e of events) this.messages.push(...messagesOf(e));
     const snapshot = this.messages.slice();
+    const epoch = this.epoch;
     const appended = this.tail.then(async () => {
       if (events.length === 0) return;
-      await this.deps.writer.append(events);
+      if (epoch !== this.epoch) throw new SteerlineError('turn_not_running', `turn ${this.turnId} failed before this was logged`);
+      try {
+        await this.deps.writer.append(events);
+      } catch (err) {
+        if (err instanceof UnappendableEventError) await this.failUnappendable(err, events);
+        throw err;
+      }
       this.logged = events.reduce(evolve, this.logged);
       this.react(events, snapshot);
     });
-    this.tail = appended.catch((err: Error) => this.fail(err));
+    // A typed refusal is the caller's answer; anything else means the log is gone for this turn.
+    this.tail = appended.catch((err: Error) => (err instanceof SteerlineError ? undefined : this.fail(err)));
     return appended.then(() => events);
+  }
+
+  /**
+   * An event the log refuses as it is (over max_payload even after outputs
+   * were bounded): the turn fails honestly instead of hanging. What was
+   * appended of the batch stands; the rest is void, and the turn's queued
+   * steers are dropped `turn_failed` before its TurnFailed, decided from what
+   * the log holds. Throws `payload_too_large` for the command that caused it.
+   */
+  private async failUnappendable(err: UnappendableEventError, events: TurnEvent[]): Promise<never> {
+    // The writer already goes on from err.lastSeq, after what was appended of the batch.
+    this.epoch++;
+    this.logged = events.slice(0, err.appended).reduce(evolve, this.logged);
+    this.decided = this.logged;
+    const refused = new SteerlineError('payload_too_large', err.message, { event: err.event.type });
+    this.logger.error({ message: 'turn failed: an event could not be appended', turnId: this.turnId, conversationId: this.conversationId, event: err.event.type, error: err.message });
+    if (this.logged.status !== 'running') throw refused;
+    const { state, events: failed } = execute(this.logged, { type: 'FailTurn', code: 'payload_too_large', message: `the turn's ${err.event.type} event is too large for the log` }, stampContext);
+    this.decided = state;
+    await this.deps.writer.append(failed);
+    this.logged = failed.reduce(evolve, this.logged);
+    this.react(failed, []);
+    throw refused;
   }
 
   async start(command: Extract<TurnCommand, { type: 'StartTurn' }>): Promise<void> {
@@ -126,7 +166,7 @@ export class TurnRunner {
     return receiptOf(this.logged, steerId)!;
   }
 
-  /** A person's decision on a waiting call; the same decision again answers the same (DESIGN §8.2). */
+  /** A person's decision on a waiting call; the same decision again answers the same (docs/design.md §8.2). */
   async decideApproval(toolCallId: string, decision: ApprovalDecision, reason?: string): Promise<ApprovalAnswer> {
     await this.run({ type: 'DecideApproval', toolCallId, decision, by: 'user', ...(reason !== undefined && { reason }) }).catch(rethrowAsUnavailable);
     return approvalAnswerOf(this.logged, toolCallId)!;
@@ -136,6 +176,24 @@ export class TurnRunner {
     const done = this.run({ type: 'CancelTurn', reason });
     this.abort.abort(new Error('turn cancelled'));
     await done.catch(rethrowAsUnavailable);
+  }
+
+  /** Adopts a turn whose engine is gone; throws StaleWriterError when another engine adopted it first. */
+  async resume(command: Extract<TurnCommand, { type: 'ResumeTurn' }>): Promise<void> {
+    await this.run(command);
+  }
+
+  /**
+   * Stops running the turn here without settling it: in-flight model and tool
+   * calls are aborted (their answers are not recorded), what was decided is
+   * appended, and the turn stays claimed for another engine to resume.
+   */
+  async handOver(): Promise<void> {
+    if (!this.running || this.finished) return;
+    this.handingOver = true;
+    this.abort.abort(new Error('engine stopping: the turn is handed over'));
+    await this.tail;
+    this.finish();
   }
 
   /** Settles the turn because this engine is going away. */
@@ -148,9 +206,13 @@ export class TurnRunner {
 
   private react(events: TurnEvent[], context: ChatMessage[]): void {
     for (const e of events) {
-      if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
+      if (e.type === 'TurnResumed') {
+        this.rearm();
+        this.pickUp(events, context);
+      }
+      else if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
       else if (e.type === 'ToolCallStarted') void this.runTool(e.data.step, e.data.toolCallId, e.data.name, e.data.args);
-      else if (e.type === 'ToolApprovalRequested') this.armApprovalTimeout(e.data.toolCallId);
+      else if (e.type === 'ToolApprovalRequested') this.armApprovalTimeout(e.data.toolCallId, e.at);
       else if (e.type === 'ToolApprovalDecided') this.disarmApprovalTimeout(e.data.toolCallId);
       else if (e.type === 'SteerQueued' && e.data.expiresAt) this.armExpiry(e.data.steerId, e.data.expiresAt);
       else if (e.type === 'SteeringDelivered' || e.type === 'SteerDropped') this.disarmExpiry(e.data.steerId);
@@ -158,13 +220,48 @@ export class TurnRunner {
     }
   }
 
+  /**
+   * The timers of a resumed turn lived in the lost engine: calls still waiting
+   * for a decision get their approval timeout again (counted from the request),
+   * queued steers with a deadline their expiry.
+   */
+  private rearm(): void {
+    for (const a of pendingApprovals(this.logged)) this.armApprovalTimeout(a.toolCallId, a.requestedAt);
+    for (const id of this.logged.queue) {
+      const steer = this.logged.steers.get(id);
+      if (steer?.expiresAt) this.armExpiry(id, steer.expiresAt);
+    }
+  }
+
+  /**
+   * Goes on where the lost engine stopped: sends the request it was waiting on
+   * again (its delivered steers are in `context` already), and reruns the
+   * idempotent calls it left unfinished. What the resume decided anew (a first
+   * request, calls never started, a boundary) is reacted to like any event.
+   */
+  private pickUp(events: TurnEvent[], context: ChatMessage[]): void {
+    const state = this.logged;
+    if (events.some((e) => e.type === 'ModelRequested' || isTerminalTurnEvent(e))) return;
+    if (state.awaiting === 'model') {
+      void this.callModel(state.step, context);
+      return;
+    }
+    const startedNow = new Set(events.flatMap((e) => (e.type === 'ToolCallStarted' ? [e.data.toolCallId] : [])));
+    for (const id of state.started) {
+      if (state.finished.includes(id) || startedNow.has(id)) continue;
+      const call = state.calls.get(id)!;
+      void this.runTool(state.step, id, call.name, call.args);
+    }
+  }
+
   private async callModel(step: number, messages: ChatMessage[]): Promise<void> {
     const { model } = this.decided;
     let command: TurnCommand;
     try {
-      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs() }, this.abort.signal);
+      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs(this.tenantId) }, this.abort.signal);
+      // Cut before it is decided on: the log and the next model request get the same bounded text.
       // A fresh id for the follow-up turn, used only if this answer moves the turn's first next_turn steer.
-      command = { type: 'RecordModelAnswer', step, ...answer, nextTurnId: uuidv7() };
+      command = { type: 'RecordModelAnswer', step, ...answer, text: truncateText(answer.text, this.deps.maxOutputBytes()), nextTurnId: uuidv7() };
     } catch (err) {
       if (this.abort.signal.aborted) return;
       const code = err instanceof ModelError ? err.code : 'model_failed';
@@ -175,29 +272,34 @@ export class TurnRunner {
 
   private async runTool(step: number, toolCallId: string, name: string, args: Record<string, unknown>): Promise<void> {
     const started = performance.now();
-    const tool = this.deps.tools.get(name);
+    const tool = this.deps.tools.get(name, this.tenantId);
     let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error' | 'fatal'>;
     try {
       if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
-      result = { ok: true, output: await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId }) };
+      const limit = this.deps.maxOutputBytes();
+      const output = await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId, maxOutputBytes: limit });
+      // Write-ahead holds: what the log records is exactly what the model will be shown.
+      result = { ok: true, output: boundOutput(output, limit) };
     } catch (err) {
       if (this.abort.signal.aborted) return;
       // An error the tool did not type is a crash of the tool: the turn cannot trust what it did.
       const typed = err instanceof ToolError;
-      result = { ok: false, error: { code: typed ? err.code : 'tool_failed', message: (err as Error).message }, fatal: typed ? err.fatal : true };
+      const message = truncateText(String((err as Error)?.message ?? err), this.deps.maxOutputBytes());
+      result = { ok: false, error: { code: typed ? err.code : 'tool_failed', message }, fatal: typed ? err.fatal : true };
     }
     const durationMs = Math.round(performance.now() - started);
     await this.runIfRunning({ type: 'RecordToolResult', step, toolCallId, name, durationMs, ...result });
   }
 
   /** The timeout is only a command: if a person decided first, the decider refuses it (already_decided). */
-  private armApprovalTimeout(toolCallId: string): void {
+  private armApprovalTimeout(toolCallId: string, requestedAt: string): void {
     const timeoutMs = this.decided.approvalPolicy?.timeoutMs;
     if (timeoutMs === undefined) return;
+    this.disarmApprovalTimeout(toolCallId);
     const timer = setTimeout(() => {
       this.approvalTimers.delete(toolCallId);
       void this.runIfRunning({ type: 'DecideApproval', toolCallId, decision: 'denied', by: 'timeout' });
-    }, timeoutMs);
+    }, Math.max(0, Date.parse(requestedAt) + timeoutMs - Date.now()));
     timer.unref();
     this.approvalTimers.set(toolCallId, timer);
   }
@@ -209,6 +311,7 @@ export class TurnRunner {
 
   /** Expiry is a command too: a boundary decided first leaves nothing for it to drop. */
   private armExpiry(steerId: string, expiresAt: string): void {
+    this.disarmExpiry(steerId);
     const timer = setTimeout(() => {
       this.expiryTimers.delete(steerId);
       void this.runIfRunning({ type: 'ExpireSteer', steerId });
@@ -226,7 +329,9 @@ export class TurnRunner {
   private async runIfRunning(command: TurnCommand): Promise<void> {
     if (!this.running) return;
     await this.run(command).catch((err) => {
-      if (!(err instanceof SteerlineError && (err.code === 'turn_not_running' || err.code === 'already_decided'))) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
+      // turn_not_running: it ended meanwhile; already_decided: a person decided first; payload_too_large: failUnappendable already said so.
+      const quiet = ['turn_not_running', 'already_decided', 'payload_too_large'];
+      if (!(err instanceof SteerlineError && quiet.includes(err.code))) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
     });
   }
 

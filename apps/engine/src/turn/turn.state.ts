@@ -21,6 +21,8 @@ export interface ApprovalRecord {
   name: string;
   args: Record<string, unknown>;
   status: 'pending' | 'approved' | 'denied';
+  /** When the request was logged: a timeout counts from it, also on the engine that resumes the turn. */
+  requestedAt: string;
   reason?: string;
   by?: ApprovalDecider;
 }
@@ -49,6 +51,14 @@ export interface TurnState {
   /** Tool calls of the current step, and those finished, in finish order. */
   toolCalls: string[];
   finished: string[];
+  /** The current step's calls whose ToolCallStarted is in the log, and what each call asked for. */
+  started: string[];
+  calls: ReadonlyMap<string, { name: string; args: Record<string, unknown> }>;
+  /** The engine that runs the turn now (TurnStarted's, or the last TurnResumed's), and how often it moved. */
+  engineId: string;
+  resumes: number;
+  /** Steers delivered at the current boundary whose model request is not in the log yet (a resume finishes it). */
+  delivering: string[];
   /** Steers waiting for the next boundary, in position order. */
   queue: string[];
   steers: ReadonlyMap<string, SteerRecord>;
@@ -71,6 +81,11 @@ export function initialState(): TurnState {
     lastText: '',
     toolCalls: [],
     finished: [],
+    started: [],
+    calls: new Map(),
+    engineId: '',
+    resumes: 0,
+    delivering: [],
     queue: [],
     steers: new Map(),
     approvals: new Map(),

@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, checkInvariants } from '@steerline/contracts';
+import { DEFAULT_LIMITS, checkInvariants, type LoggedEvent } from '@steerline/contracts';
 import { decide } from './turn.decider';
 import { receiptOf } from './turn.state';
 import { followUpOf } from './turn.steers';
@@ -7,9 +7,9 @@ import { NEXT_TURN_ID, answerEnd, answerWithTools, run, startCommand, steer, ste
 
 const edit = (n: number, text: string) => ({ type: 'EditSteer', steerId: steerId(n), text }) as const;
 const expire = (n: number) => ({ type: 'ExpireSteer', steerId: steerId(n) }) as const;
-const valid = (events: Parameters<typeof checkInvariants>[0][number]['event'][]) => checkInvariants(events.map((event) => ({ event })), { requireSettled: true });
+const valid = (events: LoggedEvent['event'][]) => checkInvariants(events.map((event) => ({ event })), { requireSettled: true });
 
-describe('turn decider: a steer’s own lifecycle (DESIGN §8.3)', () => {
+describe('turn decider: a steer’s own lifecycle (docs/design.md §8.3)', () => {
   describe('onTurnEnd', () => {
     it('at a text-only end, continue steers are delivered, drop steers dropped turn_ended, next_turn steers moved, drops in position order', () => {
       const { events, state } = run([
@@ -102,7 +102,7 @@ describe('turn decider: a steer’s own lifecycle (DESIGN §8.3)', () => {
   });
 });
 
-describe('turn decider: queued turns (DESIGN §8.3)', () => {
+describe('turn decider: queued turns (docs/design.md §8.3)', () => {
   const queue: TurnCommand = { type: 'QueueTurn', prompt: 'after that', model: { provider: 'scripted', name: 'scripted', script: [] }, limits: DEFAULT_LIMITS, position: 1 };
 
   it('a queued turn records TurnQueued, then starts with TurnStarted as seq 2', () => {

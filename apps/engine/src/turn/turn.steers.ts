@@ -4,13 +4,13 @@ import type { TurnEventDraft } from './turn.decider';
 import type { TurnState } from './turn.state';
 
 /*
- * A steer's own lifecycle (DESIGN §2, §8.3): accept, withdraw, edit, expire,
+ * A steer's own lifecycle (docs/design.md §2, §8.3): accept, withdraw, edit, expire,
  * and what a text-only end does with `drop` and `next_turn` steers. Pure, like
  * the rest of the decider; each function answers for one command or one moment.
  */
 
 export function submitSteer(command: Extract<TurnCommand, { type: 'SubmitSteer' }>, state: TurnState): TurnEventDraft[] {
-  // A resubmitted id is the same steer: same receipt, no second event (DESIGN §2.10).
+  // A resubmitted id is the same steer: same receipt, no second event (docs/design.md §2.11).
   if (state.steers.has(command.steerId)) return [];
   const text = normalizeSteerText(command.text);
   const maxQueued = state.limits!.maxQueued;

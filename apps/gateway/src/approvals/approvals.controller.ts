@@ -6,7 +6,7 @@ import { JsonBody, ToolCallIdPipe, UuidPipe } from '../http/params';
 import { EngineClient } from '../nats/engine.client';
 import { ApprovalDecisionBody } from './approval-bodies';
 
-/** DESIGN §8.2: a person approves or denies a tool call that waits for them. */
+/** docs/design.md §8.2: a person approves or denies a tool call that waits for them. */
 @Controller('v1')
 export class ApprovalsController {
   constructor(@Inject(EngineClient) private readonly engine: EngineClient) {}
@@ -16,6 +16,7 @@ export class ApprovalsController {
   @ApiDoc({
     summary: 'Approve or deny a tool call waiting for a decision; the same decision again answers the same',
     body: ApprovalDecisionBody,
+    params: { toolCallId: { description: 'the call’s id, as the model named it (1–256 printable characters)', schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,256}$' }, example: 'call_1_0' } },
     responses: {
       200: { description: 'the decision, as recorded', schema: ApprovalAnswerSchema },
       400: 'invalid_request',

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { SteerlineError } from '@steerline/contracts';
 
 /** The tenant of an open deployment (STEERLINE_API_KEYS unset). */
@@ -32,18 +32,55 @@ export function parseApiKeys(value: string): ReadonlyMap<string, string> {
 }
 
 /**
- * Resolves the tenant of a request. Keys are looked up by their SHA-256, so
- * how long a lookup takes says nothing about how much of a guess was right.
+ * Parses an API keys file (STEERLINE_API_KEYS_FILE): one `sha256:<hex> tenant`
+ * per line, the SHA-256 of the key in hex, so the file holds no key itself;
+ * blank lines and `#` comments are ignored. Returns tenant by digest.
+ */
+export function parseApiKeyFile(text: string): ReadonlyMap<string, string> {
+  const digests = new Map<string, string>();
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    const match = /^sha256:([0-9a-fA-F]{64})\s+(\S+)$/.exec(line);
+    if (!match || !TENANT.test(match[2])) throw new Error(`line ${i + 1} is not "sha256:<64 hex digits> <tenant>"`);
+    const digest = match[1].toLowerCase();
+    const known = digests.get(digest);
+    if (known !== undefined && known !== match[2]) throw new Error(`line ${i + 1} gives one key to two tenants`);
+    digests.set(digest, match[2]);
+  });
+  return digests;
+}
+
+/**
+ * Resolves the tenant of a request. Keys are held as SHA-256 digests and a
+ * presented key's digest is compared with every one of them in constant time,
+ * so how long a check takes says nothing about how close a guess was.
+ * `replace` swaps the keys at run time (the keys file reloaded on SIGHUP).
  */
 export class ApiKeys {
-  private readonly byDigest: ReadonlyMap<string, string> | undefined;
+  private entries: { digest: Buffer; tenant: string }[] | undefined;
 
-  constructor(keys: ReadonlyMap<string, string> | undefined) {
-    this.byDigest = keys && new Map([...keys].map(([key, tenant]) => [digest(key), tenant]));
+  /** `keys` by the key itself (STEERLINE_API_KEYS), `digests` by its SHA-256 in hex (the keys file). */
+  constructor(keys: ReadonlyMap<string, string> | undefined, digests?: ReadonlyMap<string, string>) {
+    this.replace(keys, digests);
+  }
+
+  replace(keys: ReadonlyMap<string, string> | undefined, digests?: ReadonlyMap<string, string>): void {
+    if (keys === undefined && digests === undefined) {
+      this.entries = undefined;
+      return;
+    }
+    const all = new Map<string, string>(digests ?? []);
+    for (const [key, tenant] of keys ?? []) all.set(digest(key), tenant);
+    this.entries = [...all].map(([hex, tenant]) => ({ digest: Buffer.from(hex, 'hex'), tenant }));
   }
 
   get open(): boolean {
-    return this.byDigest === undefined;
+    return this.entries === undefined;
+  }
+
+  get size(): number {
+    return this.entries?.length ?? 0;
   }
 
   tenantFor(authorization: string | undefined): string {
@@ -55,16 +92,18 @@ export class ApiKeys {
    * rate limiting per key); `keyId` is undefined when the API is open.
    */
   identify(authorization: string | undefined): { tenantId: string; keyId?: string } {
-    if (!this.byDigest) return { tenantId: OPEN_TENANT };
+    if (!this.entries) return { tenantId: OPEN_TENANT };
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
     if (!match) throw new SteerlineError('unauthorized', 'an Authorization: Bearer <API key> header is required');
-    const keyDigest = digest(match[1]);
-    const tenantId = this.byDigest.get(keyDigest);
+    const presented = Buffer.from(digest(match[1]), 'hex');
+    let tenantId: string | undefined;
+    // Every entry is compared, with no early exit.
+    for (const entry of this.entries) if (timingSafeEqual(entry.digest, presented) && tenantId === undefined) tenantId = entry.tenant;
     if (tenantId === undefined) throw new SteerlineError('unauthorized', 'the API key is not valid');
-    return { tenantId, keyId: keyDigest.slice(0, 16) };
+    return { tenantId, keyId: presented.toString('hex').slice(0, 16) };
   }
 }
 
-function digest(key: string): string {
+export function digest(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }

@@ -13,6 +13,8 @@ export interface RouteDoc {
   /** The JSON body, as the route validates it. */
   body?: z.ZodType;
   bodyOptional?: boolean;
+  /** Path parameters that are not ids (an id is a UUID, the default). */
+  params?: Record<string, { description: string; schema: object; example?: string }>;
   query?: Record<string, { description: string; schema?: object }>;
   headers?: Record<string, { description: string; schema?: object }>;
   responses: Record<number, ResponseDoc>;

@@ -2,17 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PATH_METADATA, METHOD_METADATA } from '@nestjs/common/constants';
 import { RequestMethod } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { z } from 'zod';
 import { ERROR_CODES } from '@steerline/contracts';
 import { isPublicRoute } from '../auth/auth.guard';
-import { API_DOC, type ResponseDoc, type RouteDoc } from './api-doc';
-
-export interface DocumentedRoute {
-  method: string;
-  path: string;
-  doc: RouteDoc | undefined;
-  isPublic: boolean;
-}
+import { API_DOC, type RouteDoc } from './api-doc';
+import { operation, type DocumentedRoute } from './operation';
+import { TAGS } from './operations';
 
 const ErrorSchema = {
   type: 'object',
@@ -80,8 +74,16 @@ export class OpenApiBuilder {
       info: {
         title: 'Steerline',
         version: '1',
-        description: 'Redirect an AI agent while it works. Errors are {error: {code, message, …}}; each code has one HTTP status.',
+        description:
+          'Redirect an AI agent while it works. Every steer ends in exactly one receipt: delivered (with the step and boundary) or dropped (with the reason and its text). ' +
+          'Errors are {error: {code, message, …}}; each code has one HTTP status. With STEERLINE_API_KEYS set, send `Authorization: Bearer <key>`.',
+        contact: { name: 'Steerline maintainers' },
+        license: { name: 'UNLICENSED (private)' },
       },
+      // Relative: the document describes whichever gateway serves it, so "try it" calls that gateway.
+      servers: [{ url: '/', description: 'This gateway' }],
+      tags: TAGS.map((t) => ({ ...t })),
+      security: [{ apiKey: [] }],
       components: {
         securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'STEERLINE_API_KEYS; unset: the API is open as tenant "default"' } },
         schemas: { Error: ErrorSchema },
@@ -89,45 +91,6 @@ export class OpenApiBuilder {
       paths,
     };
   }
-}
-
-function operation(route: DocumentedRoute): Record<string, unknown> {
-  const doc = route.doc ?? { summary: `${route.method.toUpperCase()} ${route.path}`, responses: { 200: 'OK' } };
-  const parameters = [
-    ...[...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string', format: 'uuid' } })),
-    ...Object.entries(doc.query ?? {}).map(([name, q]) => ({ name, in: 'query', required: false, description: q.description, schema: q.schema ?? { type: 'string' } })),
-    ...Object.entries(doc.headers ?? {}).map(([name, h]) => ({ name, in: 'header', required: false, description: h.description, schema: h.schema ?? { type: 'string' } })),
-  ];
-  const responses: Record<string, unknown> = {};
-  for (const [status, response] of Object.entries(doc.responses)) responses[status] = responseObject(Number(status), response);
-  if (!route.isPublic) responses['401'] ??= errorResponse('unauthorized: no or an unknown API key');
-  return {
-    summary: doc.summary,
-    ...(doc.description ? { description: doc.description } : {}),
-    ...(parameters.length ? { parameters } : {}),
-    ...(doc.body
-      ? { requestBody: { required: !doc.bodyOptional, content: { 'application/json': { schema: jsonSchema(doc.body) } } } }
-      : {}),
-    responses,
-    security: route.isPublic ? [] : [{ apiKey: [] }],
-  };
-}
-
-function responseObject(status: number, response: ResponseDoc): unknown {
-  const { description, schema, contentType } = typeof response === 'string' ? { description: response, schema: undefined, contentType: undefined } : response;
-  if (status >= 400) return errorResponse(description);
-  if (!schema) return { description };
-  return { description, content: { [contentType ?? 'application/json']: { schema: schema instanceof z.ZodType ? jsonSchema(schema) : schema } } };
-}
-
-function errorResponse(description: string): unknown {
-  return { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-}
-
-/** What a client sends (`io: input`): transforms and defaults are the server's business. */
-export function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
-  return rest;
 }
 
 function joinPath(base: string, path: string): string {

@@ -7,7 +7,7 @@ import { UuidPipe } from '../http/params';
 import { EventStreams } from './event-streams';
 import { resumeAfter } from './sse';
 
-/** DESIGN §5: a conversation's events as Server-Sent Events, resumable with Last-Event-ID. */
+/** docs/design.md §5: a conversation's events as Server-Sent Events, resumable with Last-Event-ID. */
 @Controller('v1/conversations')
 export class EventsController {
   constructor(@Inject(EventStreams) private readonly streams: EventStreams) {}

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { natsAuthProblem } from '@steerline/contracts';
 import { NATS_CONNECTION } from '../nats/nats.tokens';
 import { EventLogClient } from '../nats/event-log.client';
 import { ReadModelsClient } from '../nats/read-models.client';
@@ -13,7 +14,7 @@ export interface Readiness {
   checks: { nats: CheckResult; stream: CheckResult; database: CheckResult };
 }
 
-/** NATS connected, the event stream present, the database reachable through persistence (DESIGN §7). */
+/** NATS connected, the event stream present, the database reachable through persistence (docs/design.md §5). */
 @Injectable()
 export class ReadinessProbe {
   constructor(
@@ -25,6 +26,8 @@ export class ReadinessProbe {
   async check(): Promise<Readiness> {
     const nats = await probe(async () => {
       if (this.nc.isClosed() || this.nc.isDraining()) throw new Error('connection closed');
+      const refused = natsAuthProblem(this.nc);
+      if (refused) throw new Error(`NATS refuses the credentials: ${refused}`);
       await this.nc.rtt();
     });
     // Without NATS the other two can only time out; say so at once.

@@ -23,7 +23,7 @@ export class ErrorFilter implements ExceptionFilter {
     const { steerId, turnId } = body;
     noteIds(host.switchToHttp().getRequest<HttpRequest>(), { steerId: steerId as string, turnId: turnId as string });
     if (body.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="steerline"');
-    if (body.code === 'rate_limited' && typeof body.retryAfterSeconds === 'number') res.setHeader('Retry-After', String(body.retryAfterSeconds));
+    if ((body.code === 'rate_limited' || body.code === 'unavailable') && typeof body.retryAfterSeconds === 'number') res.setHeader('Retry-After', String(body.retryAfterSeconds));
     res.status(HTTP_STATUS[body.code]).json({ error: body });
   }
 }

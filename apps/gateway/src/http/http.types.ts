@@ -39,7 +39,7 @@ export interface HttpResponse extends ServerResponse {
 
 /**
  * Aborts when the client goes away before its answer is written, so a long
- * `Prefer: wait` stops holding a waiter for nobody (DESIGN §2.15: the steer
+ * `Prefer: wait` stops holding a waiter for nobody (docs/design.md §2.16: the steer
  * itself is unaffected).
  */
 export function clientGone(res: HttpResponse): AbortSignal {

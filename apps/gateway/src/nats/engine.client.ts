@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import {
   request,
   type ApprovalAnswer,
+  SteerlineError,
   type CancelTurnCommand,
   type DecideApprovalCommand,
   type EditSteerCommand,
@@ -16,9 +17,11 @@ import {
   type WithdrawSteerCommand,
 } from '@steerline/contracts';
 import { COMMAND_TIMEOUT_MS, NATS_CONNECTION, SUBJECTS } from './nats.tokens';
+import { EventLogClient } from './event-log.client';
+import { ReadModelsClient } from './read-models.client';
 
 /**
- * Commands to the engine (DESIGN §4). Nobody answering a turn's own subject
+ * Commands to the engine (docs/design.md §4). Nobody answering a turn's own subject
  * means no engine runs that turn; nobody answering the engine's queue subjects
  * means no engine runs at all.
  */
@@ -27,6 +30,8 @@ export class EngineClient {
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(SUBJECTS) private readonly s: Subjects,
+    @Inject(ReadModelsClient) private readonly reads: ReadModelsClient,
+    @Inject(EventLogClient) private readonly log: EventLogClient,
   ) {}
 
   createConversation(body: CreateConversationCommand): Promise<{ id: string }> {
@@ -38,7 +43,7 @@ export class EngineClient {
   }
 
   steerTurn(turnId: string, body: SubmitSteerCommand): Promise<Receipt> {
-    return this.turnCommand(this.s.turnSteer(turnId), body);
+    return this.turnCommand(this.s.turnSteer(turnId), body, turnId);
   }
 
   // The engine that owns the conversation's running turn answers; none means no turn runs.
@@ -47,22 +52,42 @@ export class EngineClient {
   }
 
   editSteer(turnId: string, body: EditSteerCommand): Promise<Receipt> {
-    return this.turnCommand(this.s.editSteer(turnId), body);
+    return this.turnCommand(this.s.editSteer(turnId), body, turnId);
   }
 
   withdraw(turnId: string, body: WithdrawSteerCommand): Promise<Receipt> {
-    return this.turnCommand(this.s.withdraw(turnId), body);
+    return this.turnCommand(this.s.withdraw(turnId), body, turnId);
   }
 
   decideApproval(turnId: string, body: DecideApprovalCommand): Promise<ApprovalAnswer> {
-    return this.turnCommand(this.s.decideApproval(turnId), body);
+    return this.turnCommand(this.s.decideApproval(turnId), body, turnId);
   }
 
   cancel(turnId: string, body: CancelTurnCommand): Promise<{ accepted: true }> {
-    return this.turnCommand(this.s.cancel(turnId), body);
+    return this.turnCommand(this.s.cancel(turnId), body, turnId);
   }
 
-  private turnCommand<T>(subject: string, body: unknown): Promise<T> {
-    return request<T>(this.nc, subject, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'turn_not_running' });
+  private async turnCommand<T>(subject: string, body: { tenantId: string }, turnId?: string): Promise<T> {
+    try {
+      return await request<T>(this.nc, subject, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'turn_not_running' });
+    } catch (err) {
+      if (turnId && err instanceof SteerlineError && err.code === 'turn_not_running' && (await this.betweenEngines(body.tenantId, turnId))) {
+        throw new SteerlineError('unavailable', 'the turn is moving to another engine (its engine stopped or was lost); send this again in a moment', {
+          turnId,
+          retryAfterSeconds: 1,
+        });
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Nobody answers for a turn the log says still runs: its engine is gone and
+   * another one has not adopted it yet (durable turns). Asked only after a
+   * `turn_not_running`, so the common path pays nothing.
+   */
+  private async betweenEngines(tenantId: string, turnId: string): Promise<boolean> {
+    const turn = await this.reads.turn(tenantId, turnId).catch(() => undefined);
+    return !!turn && turn.status === 'running' && (await this.log.turnRunning(tenantId, turn.conversationId, turnId));
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, JetStreamApiCodes, type JetStreamManager } from '@nats-io/jetstream';
-import { jetStreamErrorCode, lastMessageSeq, SteerlineError, type Subjects } from '@steerline/contracts';
+import { isTerminalTurnEvent, jetStreamErrorCode, lastMessage, lastMessageSeq, SteerlineError, type Subjects } from '@steerline/contracts';
 import { NATS_CONNECTION, SUBJECTS } from './nats.tokens';
 
 /** Reads of the event log itself (not the read models, which lag it). */
@@ -27,6 +27,15 @@ export class EventLogClient {
       if (jetStreamErrorCode(err) === JetStreamApiCodes.StreamNotFound) return 0;
       throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * Whether the log says the turn still runs: the conversation's last event is
+   * one of this turn's and not its end (one turn of a conversation runs at a time).
+   */
+  async turnRunning(tenantId: string, conversationId: string, turnId: string): Promise<boolean> {
+    const last = await lastMessage(await this.manager(), this.s.stream, this.s.conversationEvents(tenantId, conversationId)).catch(() => undefined);
+    return last?.event?.turnId === turnId && !isTerminalTurnEvent(last.event);
   }
 
   /** Throws, saying why, unless the event stream exists (readiness). */

@@ -2,8 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   request,
+  type ConversationPage,
   type ConversationQuery,
-  type ConversationView,
+  type ConversationListPage,
+  type ConversationsQuery,
   type Receipt,
   type SteerView,
   type Subjects,
@@ -15,7 +17,7 @@ export interface HealthReply {
   database: boolean;
 }
 
-/** Queries answered by the persistence service's queue group (DESIGN §4). */
+/** Queries answered by the persistence service's queue group (docs/design.md §4). */
 @Injectable()
 export class ReadModelsClient {
   constructor(
@@ -23,8 +25,13 @@ export class ReadModelsClient {
     @Inject(SUBJECTS) private readonly s: Subjects,
   ) {}
 
-  conversation(query: ConversationQuery): Promise<ConversationView> {
+  /** One page; `next` says where the following one starts. */
+  conversation(query: ConversationQuery): Promise<ConversationPage> {
     return this.query(this.s.queryConversation, query);
+  }
+
+  conversations(query: ConversationsQuery): Promise<ConversationListPage> {
+    return this.query(this.s.queryConversations, query);
   }
 
   turn(tenantId: string, turnId: string): Promise<TurnView> {

@@ -1,5 +1,5 @@
-import type { LoggerService } from '@nestjs/common';
-import { uuidv7 } from '@steerline/contracts';
+import { uuidv7, type Logger } from '@steerline/contracts';
+import { pinoHttp } from 'pino-http';
 import type { HttpRequest, HttpResponse } from '../http/http.types';
 import type { GatewayMetrics } from './metrics';
 
@@ -9,11 +9,33 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Express middleware, first in the chain: gives every request an id (echoed in
- * `X-Request-Id`), and when its answer is done writes one JSON log line with the
- * tenant, conversation, turn and steer ids that became known on the way, and
- * observes its duration.
+ * `X-Request-Id`), observes its duration, and — through pino-http — writes one
+ * log line when its answer is done:
+ * `{"message":"request","requestId","method","route","status","durationMs",…}`
+ * with the tenant, conversation, turn and steer ids that became known on the
+ * way (a warning for a 5xx; `clientGone` when the client left first).
  */
-export function requestLog(logger: LoggerService, metrics: GatewayMetrics) {
+export function requestLog(logger: Logger, metrics: GatewayMetrics) {
+  const record = (req: HttpRequest, res: HttpResponse, durationMs: number) => {
+    const { route = 'unmatched', requestId: _id, ...ids } = req.observed ?? { requestId: '' };
+    return { context: 'http', method: req.method, route, status: res.statusCode, ...ids, durationMs, ...(res.writableFinished ? {} : { clientGone: true }) };
+  };
+  const logRequest = pinoHttp({
+    logger,
+    genReqId: (req) => (req as HttpRequest).observed?.requestId ?? '',
+    // The id is bound once; pino-http's `req` and `res` objects are not logged at all
+    // (serialising a request's headers on every request costs more than the line itself).
+    quietReqLogger: true,
+    quietResLogger: true,
+    wrapSerializers: false,
+    serializers: { req: () => undefined, res: () => undefined },
+    customAttributeKeys: { reqId: 'requestId' },
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'warn' : 'info'),
+    customSuccessMessage: () => 'request',
+    customErrorMessage: () => 'request',
+    customSuccessObject: (req, res, val: { responseTime: number }) => record(req as HttpRequest, res as HttpResponse, val.responseTime),
+    customErrorObject: (req, res, _err, val: { responseTime: number }) => record(req as HttpRequest, res as HttpResponse, val.responseTime),
+  });
   return (req: HttpRequest, res: HttpResponse, next: () => void): void => {
     const started = performance.now();
     const given = req.headers['x-request-id'];
@@ -21,14 +43,9 @@ export function requestLog(logger: LoggerService, metrics: GatewayMetrics) {
     req.observed = { requestId };
     res.setHeader('X-Request-Id', requestId);
     res.once('close', () => {
-      const seconds = (performance.now() - started) / 1000;
-      const { route = 'unmatched', ...ids } = req.observed ?? { requestId };
-      const status = res.statusCode;
-      metrics.httpDuration.observe({ method: req.method ?? 'GET', route, status: String(status) }, seconds);
-      const record = { ...ids, method: req.method, route, status, durationMs: Math.round(seconds * 1000), ...(res.writableFinished ? {} : { clientGone: true }) };
-      if (status >= 500) logger.warn?.('request', record, 'http');
-      else logger.log('request', record, 'http');
+      const route = req.observed?.route ?? 'unmatched';
+      metrics.httpDuration.observe({ method: req.method ?? 'GET', route, status: String(res.statusCode) }, (performance.now() - started) / 1000);
     });
-    next();
+    logRequest(req, res, next);
   };
 }

@@ -46,7 +46,17 @@ export class ReceiptWaiter implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.sub = this.nc.subscribe(this.s.events, { callback: (err, msg) => (err ? this.log.error('event subscription failed', err) : this.route(msg)) });
+    this.sub = this.nc.subscribe(this.s.events, {
+      callback: (err, msg) => {
+        if (err) return this.log.error('event subscription failed', err);
+        // A throw here would unwind the NATS client's parser: one bad message must not take the gateway down.
+        try {
+          this.route(msg);
+        } catch (failure) {
+          this.log.error('event routing failed', { subject: msg.subject, error: (failure as Error)?.message });
+        }
+      },
+    });
     // The subscription must be live on the server before the first steer is sent.
     await this.nc.flush();
   }

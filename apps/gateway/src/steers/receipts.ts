@@ -18,7 +18,7 @@ export function settlementReceipt(event: SteerlineEvent): Receipt | undefined {
 }
 
 /**
- * Answers a steer's receipt the way DESIGN §5 gives it: 200 delivered, 202
+ * Answers a steer's receipt the way docs/design.md §5 gives it: 200 delivered, 202
  * still queued, and a dropped steer as the error `steer_dropped` carrying the
  * text back so the client can resend it.
  */

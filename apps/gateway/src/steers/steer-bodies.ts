@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { normalizeSteerText, steerLifecycle, STEER_TEXT_MAX } from '@steerline/contracts';
 import { bodyUuid } from '../http/params';
 
-// Trimmed and checked by the contract's own rule (DESIGN §2.12), so the client
+// Trimmed and checked by the contract's own rule (docs/design.md §2.13), so the client
 // hears about an empty or oversized text before any engine is asked.
 const text = z
   .unknown()

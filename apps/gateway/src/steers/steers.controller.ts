@@ -20,7 +20,7 @@ const RECEIPT_ANSWERS: RouteDoc['responses'] = {
   503: 'unavailable {steerId}: no answer in time; resubmitting the same steerId is idempotent',
 };
 
-/** DESIGN §5: steer a turn or a conversation, read a steer's receipt, withdraw it. */
+/** docs/design.md §5: steer a turn or a conversation, read a steer's receipt, withdraw it. */
 @Controller('v1')
 export class SteersController {
   constructor(@Inject(SteersService) private readonly steers: SteersService) {}
@@ -75,7 +75,7 @@ export class SteersController {
     return answerReceipt(res, await this.steers.read(tenantId, turnId, steerId, wait, clientGone(res)));
   }
 
-  /** DESIGN §8.3: decided by the turn's owner, so an edit and the boundary never both win. */
+  /** docs/design.md §8.3: decided by the turn's owner, so an edit and the boundary never both win. */
   @Patch('turns/:tid/steers/:sid')
   @ApiDoc({
     summary: 'Edit a queued steer’s text (same position); the model reads the last edit',

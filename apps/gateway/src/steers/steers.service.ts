@@ -35,7 +35,7 @@ export class SteersService {
     const pending = waitSeconds > 0 ? this.waiter.register({ tenantId, steerId }) : undefined;
     try {
       const receipt = await this.send(tenantId, target, input, steerId).catch(async (err: unknown) => {
-        // Resubmitting a client's steer id after its turn ended: same receipt, no new event (DESIGN §2.10).
+        // Resubmitting a client's steer id after its turn ended: same receipt, no new event (docs/design.md §2.11).
         const settled = input.steerId && 'turnId' in target ? await this.settledAfterTurnEnd(err, tenantId, target.turnId, steerId) : undefined;
         if (settled) return settled;
         throw err;
@@ -132,7 +132,7 @@ export class SteersService {
       return await this.engine.steerConversation(conversationId, { ...steer, ...(expectedTurnId ? { expectedTurnId } : {}) });
     } catch (err) {
       // Without an answer the steer may or may not have been accepted; its id
-      // lets the client read it or resubmit it idempotently (DESIGN §2.10).
+      // lets the client read it or resubmit it idempotently (docs/design.md §2.11).
       if (err instanceof SteerlineError && err.code === 'unavailable') {
         throw new SteerlineError('unavailable', `${err.message}; the steer may have been accepted: resubmit it with the same steerId`, { ...err.details, steerId });
       }

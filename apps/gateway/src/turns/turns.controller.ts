@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { StartTurnAnswerSchema, type StartTurnAnswer, type TurnView } from '@steerline/contracts';
+import { StartTurnAnswerSchema, type StartTurnAnswer, type TurnView, TurnViewSchema } from '@steerline/contracts';
 import { Tenant } from '../auth/auth.guard';
 import { ApiDoc } from '../docs/api-doc';
 import { JsonBody, UuidPipe } from '../http/params';
@@ -8,7 +8,7 @@ import { EventLogClient } from '../nats/event-log.client';
 import { ReadModelsClient } from '../nats/read-models.client';
 import { CancelTurnBody, StartTurnBody } from './turn-bodies';
 
-/** DESIGN §5: start a turn, read it, cancel it. */
+/** docs/design.md §5: start a turn, read it, cancel it. */
 @Controller('v1')
 export class TurnsController {
   constructor(
@@ -28,6 +28,7 @@ export class TurnsController {
       400: 'invalid_request (bad body, unknown or unconfigured model provider)',
       404: 'not_found: no such conversation for this tenant',
       409: 'turn_already_running (without whenBusy "queue")',
+      413: 'payload_too_large: the body is over 256 KiB (a prompt of 100 000 four-byte characters is), or the command over what NATS carries',
       429: 'turn_queue_full: 10 turns already wait in this conversation',
       503: 'unavailable: no engine answers',
     },
@@ -47,7 +48,13 @@ export class TurnsController {
   @Get('turns/:tid')
   @ApiDoc({
     summary: 'A turn: status, steps, steer counts (may lag the log by the projector’s delay)',
-    responses: { 200: { description: 'TurnView {id, conversationId, status, steps, steers: {queued, delivered, dropped}, …}', schema: { type: 'object' } }, 400: 'invalid_request', 404: 'not_found', 503: 'unavailable' },
+    responses: {
+      200: { description: 'TurnView {id, conversationId, status, steps, steers: {queued, delivered, dropped}, …}', schema: TurnViewSchema },
+      400: 'invalid_request',
+      404: 'not_found',
+      413: 'payload_too_large: the turn (prompt and answer) is larger than the NATS server carries',
+      503: 'unavailable',
+    },
   })
   readTurn(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string): Promise<TurnView> {
     return this.reads.turn(tenantId, turnId);

@@ -5,11 +5,12 @@ import { READ_MODEL_ENTITIES } from '../read-models/entities';
 import { ensureActiveGeneration } from '../read-models/generations';
 import { quoteIdentifier } from '../read-models/schema';
 import { InitialSchema1767312000000 } from './1767312000000-initial-schema';
+import { AbandonedGenerations1767398400000 } from './1767398400000-abandoned-generations';
 
 export { quoteIdentifier };
 
 /** Every migration, oldest first; a new one is appended here. */
-export const MIGRATIONS = [InitialSchema1767312000000];
+export const MIGRATIONS = [InitialSchema1767312000000, AbandonedGenerations1767398400000];
 
 const INVALID_CATALOG_NAME = '3D000';
 const DUPLICATE_DATABASE = '42P04';
@@ -17,7 +18,7 @@ const UNIQUE_VIOLATION = '23505';
 // Serialises migrations when several instances start at once; migrations are not idempotent.
 const MIGRATION_LOCK = 'steerline-persistence-migrations';
 
-/** Creates the database DATABASE_URL names when it does not exist yet (DESIGN §7). */
+/** Creates the database DATABASE_URL names when it does not exist yet (docs/design.md §7). */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const probe = new Client({ connectionString: databaseUrl });
   try {

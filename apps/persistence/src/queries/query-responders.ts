@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { ConversationQuery, SteerQuery, SteerlineError, TurnQuery, parseBody, serve, subjects, type Handler } from '@steerline/contracts';
+import { ConversationQuery, ConversationsQuery, ENVELOPE_ROOM_BYTES, SteerQuery, SteerlineError, TurnQuery, maxPayload, parseBody, serve, subjects, type Handler } from '@steerline/contracts';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
+import { ConversationList } from './conversation-list';
 import { ReadQueries } from './read-queries';
 
 /** The `qry.health` answer. Null fields: that part did not answer. */
@@ -19,7 +20,7 @@ export interface HealthView {
   stalledConversations: number | null;
 }
 
-/** Answers the `qry.*` subjects in the persistence queue group (DESIGN §4). */
+/** Answers the `qry.*` subjects in the persistence queue group (docs/design.md §4). */
 @Injectable()
 export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(QueryResponders.name);
@@ -30,6 +31,7 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
     @Inject(PERSISTENCE_CONFIG) private readonly config: PersistenceConfig,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     private readonly queries: ReadQueries,
+    private readonly conversations: ConversationList,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -38,10 +40,12 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
       this.subscriptions.push(
         serve(this.nc, subject, this.tracked(handler), {
           queue: s.persistenceQueue,
-          onError: (err) => this.logger.error({ msg: 'query failed', subject, error: String(err) }),
+          onError: (err, context) => this.logger.error({ msg: 'query failed', subject: context.subject, error: String(err), code: (err as SteerlineError).code }),
         }),
       );
-    answer(s.queryConversation, (body) => this.queries.conversation(parseBody(ConversationQuery, body)));
+    // The page budget is read from the connection each time: the server's max_payload, never assumed.
+    answer(s.queryConversation, (body) => this.queries.conversation(parseBody(ConversationQuery, body), maxPayload(this.nc) - ENVELOPE_ROOM_BYTES));
+    answer(s.queryConversations, (body) => this.conversations.page(parseBody(ConversationsQuery, body)));
     answer(s.queryTurn, (body) => this.queries.turn(parseBody(TurnQuery, body)));
     answer(s.querySteer, (body) => this.queries.steer(parseBody(SteerQuery, body)));
     answer(s.queryHealth, () => this.health());

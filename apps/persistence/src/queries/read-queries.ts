@@ -1,18 +1,19 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, MoreThanOrEqual, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import {
   SteerlineError,
   type ConversationQuery,
-  type ConversationView,
+  type ConversationPage,
   type Receipt,
   type SteerQuery,
   type TurnQuery,
   type TurnView,
 } from '@steerline/contracts';
-import { ConversationEntity, MessageEntity, SteerEntity, TurnEntity } from '../read-models/entities';
+import { ConversationEntity, SteerEntity, TurnEntity } from '../read-models/entities';
 import { activeGeneration } from '../read-models/generations';
 import { countTroubles, readCheckpoint } from '../read-models/store';
-import { toChatMessage, toReceipt, toSteerView, toTurnView } from '../read-models/views';
+import { toReceipt, toTurnView } from '../read-models/views';
+import { conversationPage } from './conversation-pages';
 
 /** What the read side says about itself: for `/readyz`, metrics and operators. */
 export interface ReadSideStats {
@@ -29,32 +30,20 @@ export interface ReadSideStats {
 /**
  * Reads of the read models. Every lookup is scoped by tenant: a row of another
  * tenant is reported exactly like a missing one, so ids cannot be probed.
+ * Each answer is one snapshot; a conversation read in several pages is one
+ * snapshot per page (messages and steers only grow at the end, so the pages
+ * still join up without gaps or repeats).
  */
 @Injectable()
 export class ReadQueries {
   constructor(private readonly dataSource: DataSource) {}
 
-  async conversation(q: ConversationQuery): Promise<ConversationView> {
+  /** One page of a conversation, at most `budgetBytes` of JSON (see `conversationPage`). */
+  async conversation(q: ConversationQuery, budgetBytes: number): Promise<ConversationPage> {
     return this.read(async (db) => {
       const conversation = await db.findOneBy(ConversationEntity, { id: q.conversationId, tenantId: q.tenantId });
       if (!conversation) throw new SteerlineError('not_found', `conversation ${q.conversationId} not found`, { conversationId: q.conversationId });
-      const turns = await db.find(TurnEntity, { where: { conversationId: conversation.id }, order: { startedAt: 'ASC', id: 'ASC' } });
-      // Ordinals count from 0, so `afterMessage` is the number of messages the caller already has.
-      const messages = await db.find(MessageEntity, {
-        where: { conversationId: conversation.id, ...(q.afterMessage !== undefined && { ordinal: MoreThanOrEqual(q.afterMessage) }) },
-        order: { ordinal: 'ASC' },
-        ...(q.limit !== undefined && { take: q.limit }),
-      });
-      const steers = await db.findBy(SteerEntity, { conversationId: conversation.id });
-      const turnOrder = new Map(turns.map((t, i) => [t.id, i]));
-      steers.sort((a, b) => (turnOrder.get(a.turnId) ?? turns.length) - (turnOrder.get(b.turnId) ?? turns.length) || a.position - b.position);
-      return {
-        id: conversation.id,
-        createdAt: conversation.createdAt.toISOString(),
-        turns: turns.map(toTurnView),
-        messages: messages.map(toChatMessage),
-        steers: steers.map(toSteerView),
-      };
+      return conversationPage(db, conversation, q, budgetBytes);
     });
   }
 

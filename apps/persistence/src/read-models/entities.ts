@@ -29,6 +29,7 @@ export class TurnEntity {
   @Column('text', { nullable: true }) text!: string | null;
   @Column('jsonb', { nullable: true }) error!: { code: string; message: string } | null;
   @Column('text', { name: 'cancel_reason', nullable: true }) cancelReason!: string | null;
+  @Column('int') resumes!: number;
   @Column('int') queued!: number;
   @Column('int') delivered!: number;
   @Column('int') dropped!: number;

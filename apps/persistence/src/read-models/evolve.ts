@@ -52,6 +52,7 @@ export function evolveTurn(turn: TurnRow | undefined, event: TurnEvent): TurnRow
       text: null,
       error: null,
       cancelReason: null,
+      resumes: 0,
       queued: 0,
       delivered: 0,
       dropped: 0,
@@ -64,6 +65,8 @@ export function evolveTurn(turn: TurnRow | undefined, event: TurnEvent): TurnRow
   if (!turn) return undefined;
   const seen = { ...turn, lastEventSeq: Math.max(turn.lastEventSeq, event.seq) };
   switch (event.type) {
+    case 'TurnResumed':
+      return { ...seen, resumes: Math.max(turn.resumes, event.data.attempt) };
     case 'ModelResponded':
       return { ...seen, steps: Math.max(turn.steps, event.data.step) };
     case 'ToolApprovalRequested': {

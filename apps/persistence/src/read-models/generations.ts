@@ -109,6 +109,11 @@ export async function inactiveGenerations(db: EntityManager): Promise<Generation
   return rows.map(toGeneration);
 }
 
+/** Marks a generation a rebuild gave up on; the next rebuild drops it with the other inactive ones. */
+export async function abandonGeneration(db: EntityManager, generation: Generation): Promise<void> {
+  await db.query(`UPDATE public.projection_generations SET status = 'abandoned' WHERE id = $1 AND status = 'building'`, [generation.id]);
+}
+
 export async function dropGeneration(db: EntityManager, generation: Generation): Promise<void> {
   await db.query(`DROP SCHEMA IF EXISTS ${quoteIdentifier(generation.schema)} CASCADE`);
   await db.query('DELETE FROM public.projection_generations WHERE id = $1', [generation.id]);
@@ -127,9 +132,23 @@ export async function ensureActiveGeneration(dataSource: DataSource): Promise<Ge
       new Logger('ReadModels').log({ msg: 'created the first read-model generation; the projector fills it from the start of the log', generation: generation.id });
     }
     const generation = await activeGeneration(db);
-    if (generation.ddlVersion !== DDL_VERSION) {
+    if (generation.ddlVersion < DDL_VERSION) {
+      // Tables of an older shape cannot take this version's rows: start a generation of the current shape,
+      // which the projector fills from the start of the log (`npm run rebuild` does the same without the gap).
+      const next = await createGeneration(db);
+      await activate(db, next);
       new Logger('ReadModels').warn({
-        msg: 'the active read models were built by another version of their schema; run `npm run rebuild`',
+        msg: 'the active read models were built by an older version of their schema; a new generation is filled from the start of the log',
+        generation: next.id,
+        replaced: generation.id,
+        built: generation.ddlVersion,
+        current: DDL_VERSION,
+      });
+      return next;
+    }
+    if (generation.ddlVersion > DDL_VERSION) {
+      new Logger('ReadModels').warn({
+        msg: 'the active read models were built by a newer version of their schema; upgrade this service',
         generation: generation.id,
         built: generation.ddlVersion,
         current: DDL_VERSION,

@@ -24,6 +24,8 @@ export interface TurnRow {
   text: string | null;
   error: { code: string; message: string } | null;
   cancelReason: string | null;
+  /** How many times the turn moved to another engine (TurnResumed). */
+  resumes: number;
   queued: number;
   delivered: number;
   dropped: number;

@@ -11,7 +11,7 @@
  */
 
 /** Bump when `generationDdl` changes: a generation built at an older version must be rebuilt (`npm run rebuild`). */
-export const DDL_VERSION = 2;
+export const DDL_VERSION = 3;
 
 /** The schema generation `id` lives in. */
 export function generationSchema(id: number): string {
@@ -40,6 +40,7 @@ export function generationDdl(schema: string): string[] {
       text text,
       error jsonb,
       cancel_reason text,
+      resumes int NOT NULL DEFAULT 0,
       queued int NOT NULL DEFAULT 0,
       delivered int NOT NULL DEFAULT 0,
       dropped int NOT NULL DEFAULT 0,

@@ -32,13 +32,13 @@ const TURNS: Table<TurnRow> = {
   name: 'turns',
   columns: [
     ['id', 'uuid'], ['conversation_id', 'uuid'], ['tenant_id', 'text'], ['status', 'text'], ['steps', 'int'], ['prompt', 'text'],
-    ['model', 'jsonb'], ['limits', 'jsonb'], ['text', 'text'], ['error', 'jsonb'], ['cancel_reason', 'text'], ['queued', 'int'],
+    ['model', 'jsonb'], ['limits', 'jsonb'], ['text', 'text'], ['error', 'jsonb'], ['cancel_reason', 'text'], ['resumes', 'int'], ['queued', 'int'],
     ['delivered', 'int'], ['dropped', 'int'], ['pending_approvals', 'jsonb'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['last_event_seq', 'int'],
   ],
-  onConflict: updateOnConflict('id', ['status', 'steps', 'text', 'error', 'cancel_reason', 'queued', 'delivered', 'dropped', 'pending_approvals', 'started_at', 'ended_at', 'last_event_seq']),
+  onConflict: updateOnConflict('id', ['status', 'steps', 'text', 'error', 'cancel_reason', 'resumes', 'queued', 'delivered', 'dropped', 'pending_approvals', 'started_at', 'ended_at', 'last_event_seq']),
   values: (t) => [
     t.id, t.conversationId, t.tenantId, t.status, t.steps, t.prompt, json(t.model), json(t.limits), t.text, json(t.error),
-    t.cancelReason, t.queued, t.delivered, t.dropped, json(t.pendingApprovals), t.startedAt, t.endedAt, t.lastEventSeq,
+    t.cancelReason, t.resumes, t.queued, t.delivered, t.dropped, json(t.pendingApprovals), t.startedAt, t.endedAt, t.lastEventSeq,
   ],
 };
 const STEERS: Table<SteerRow> = {

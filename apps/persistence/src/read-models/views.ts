@@ -18,6 +18,7 @@ export function toTurnView(t: TurnEntity): TurnView {
     ...(t.text !== null && { text: t.text }),
     ...(t.error !== null && { error: t.error }),
     ...(t.cancelReason !== null && { cancelReason: t.cancelReason }),
+    resumes: t.resumes,
     steers: { queued: t.queued, delivered: t.delivered, dropped: t.dropped },
     pendingApprovals: t.pendingApprovals ?? [],
     startedAt: t.startedAt.toISOString(),

@@ -1,17 +1,12 @@
-import { jetstream, jetstreamManager, DeliverPolicy, type Consumer, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import type { EntityManager } from 'typeorm';
-import { SteerlineError, connectNats, subjects, type Subjects } from '@steerline/contracts';
+import { SteerlineError, connectNats, subjects } from '@steerline/contracts';
 import type { PersistenceConfig } from '../config';
 import { openReadModels } from '../migrations/database';
-import { decodeBatch, projectBatch, toLogMessage } from '../projector/batch';
-import { TableDeadLetters } from '../projector/dead-letters';
 import { countTroubles } from '../read-models/store';
-import { activate, createGeneration, dropGeneration, inactiveGenerations, lockActiveForSwitch, useGeneration, type Generation } from '../read-models/generations';
-
-const BATCH_MAX = 500;
-const FETCH_EXPIRES_MS = 1_000;
+import { abandonGeneration, activate, createGeneration, dropGeneration, inactiveGenerations, lockActiveForSwitch, useGeneration, type Generation } from '../read-models/generations';
+import { Replay } from './replay';
 /**
  * The switch catches up the last events inside the transaction that holds the
  * live projector off; the bulk phase runs until fewer than this many are left,
@@ -31,6 +26,27 @@ export interface RebuildReport {
   durationMs: number;
 }
 
+export interface RebuildOptions {
+  log?: (record: Record<string, unknown>) => void;
+  /** After every batch: the stream sequence replayed so far, and the last one the rebuild is heading for. */
+  onProgress?: (checkpoint: number, lastSeq: number) => void;
+  /**
+   * Aborting it before the switch stops the replay after the batch in flight,
+   * marks the half-built generation `abandoned` and rejects with `RebuildInterrupted`;
+   * the active generation is never touched. Once the switch has begun it completes.
+   */
+  signal?: AbortSignal;
+  /** Events per batch of the replay (REPLAY_BATCH unless given). */
+  batchSize?: number;
+}
+
+/** The rebuild was asked to stop (Ctrl-C) before its switch. */
+export class RebuildInterrupted extends Error {
+  constructor(readonly generation: number) {
+    super(`rebuild interrupted; generation ${generation} is marked abandoned and the active generation still serves`);
+  }
+}
+
 /**
  * Replays the whole log into a new read-model generation and makes it the
  * active one, while the service keeps running (blue/green):
@@ -46,9 +62,13 @@ export interface RebuildReport {
  *    generation, and follows from the new checkpoint.
  *
  * The generation it replaces is kept until the next rebuild, for comparison
- * or to switch back by hand.
+ * or to switch back by hand. A rebuild that stops before its switch (aborted
+ * through `opts.signal`, or failed) leaves its own generation `abandoned`;
+ * the next rebuild drops it with the other inactive ones.
  */
-export async function rebuildReadModels(config: PersistenceConfig, log: (record: Record<string, unknown>) => void = () => undefined): Promise<RebuildReport> {
+export async function rebuildReadModels(config: PersistenceConfig, opts: RebuildOptions = {}): Promise<RebuildReport> {
+  const log = opts.log ?? (() => undefined);
+  const stop = () => opts.signal?.aborted === true;
   const started = Date.now();
   const s = subjects(config.prefix);
   const dataSource = await openReadModels(config.databaseUrl, 'steerline-rebuild');
@@ -71,24 +91,37 @@ export async function rebuildReadModels(config: PersistenceConfig, log: (record:
     log({ msg: 'building a new read-model generation', generation: generation.id, schema: generation.schema });
 
     nc = await connectNats(config.natsUrl, 'steerline-rebuild');
-    const replay = new Replay(nc, s, generation);
+    const replay = new Replay(nc, s, generation, opts.batchSize);
     await replay.open();
+    // Nothing reads this generation yet, and its rows and checkpoint commit together: a batch
+    // lost to a database crash is lost consistently, and that crash ends the rebuild anyway.
+    // So the bulk phase does not wait for each commit's flush to disk; the switch does.
+    const inBulkTransaction = (apply: (db: EntityManager) => Promise<number>) =>
+      dataSource.transaction(async (db) => {
+        await db.query('SET LOCAL synchronous_commit = off');
+        return apply(db);
+      });
     let checkpoint = 0;
     for (let round = 0; round < MAX_BULK_ROUNDS; round++) {
       const target = await replay.lastSeq();
       if (target - checkpoint <= SWITCH_WITHIN) break;
       const before = checkpoint;
-      checkpoint = await replay.catchUp(target, checkpoint, (apply) => dataSource.transaction(apply));
+      opts.onProgress?.(checkpoint, target);
+      checkpoint = await replay.catchUp(target, checkpoint, inBulkTransaction, { stop, onBatch: (c) => opts.onProgress?.(c, target) });
+      if (stop()) throw new RebuildInterrupted(generation.id);
       log({ msg: 'replayed', generation: generation.id, checkpoint, lastSeq: target });
       // Nothing more to fetch although the stream's last sequence is further: its tail was deleted.
       if (checkpoint === before) break;
     }
 
+    if (stop()) throw new RebuildInterrupted(generation.id);
     const built = generation;
     const result = await dataSource.transaction(async (db) => {
       const previous = await lockActiveForSwitch(db);
       // Everything up to the stream's end as of now, while no live batch can commit.
-      const final = await replay.catchUp(await replay.lastSeq(), checkpoint, async (apply) => apply(db));
+      const last = await replay.lastSeq();
+      const final = await replay.catchUp(last, checkpoint, async (apply) => apply(db));
+      opts.onProgress?.(final, last);
       await activate(db, built);
       return { previous, checkpoint: final };
     });
@@ -103,8 +136,10 @@ export async function rebuildReadModels(config: PersistenceConfig, log: (record:
     return { generation: generation.id, ...result, messages: replay.messages, ...stats, durationMs: Date.now() - started };
   } catch (err) {
     if (generation && !switched) {
+      // Marked, not dropped: a drop of a large schema would hold up an interrupted process; the next rebuild drops it.
       const failed = generation;
-      await dataSource.transaction((db) => dropGeneration(db, failed)).catch(() => undefined);
+      await dataSource.transaction((db) => abandonGeneration(db, failed)).catch(() => undefined);
+      log({ msg: 'abandoned the half-built read-model generation', generation: failed.id });
     }
     throw err;
   } finally {
@@ -113,57 +148,3 @@ export async function rebuildReadModels(config: PersistenceConfig, log: (record:
     await dataSource.destroy().catch(() => undefined);
   }
 }
-
-/** The log, read once from its start by an ordered consumer, applied batch by batch to one generation. */
-class Replay {
-  private consumer?: Consumer;
-  private readonly deadLetters = new TableDeadLetters();
-  messages = 0;
-
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly s: Subjects,
-    private readonly generation: Generation,
-  ) {}
-
-  async open(): Promise<void> {
-    this.consumer = await jetstream(this.nc).consumers.get(this.s.stream, { deliver_policy: DeliverPolicy.All });
-  }
-
-  async lastSeq(): Promise<number> {
-    const jsm = await jetstreamManager(this.nc);
-    return (await jsm.streams.info(this.s.stream)).state.last_seq;
-  }
-
-  /**
-   * Applies batches until the checkpoint reaches `target`, each in a
-   * transaction `inTransaction` provides (a new one per batch, or the switch's).
-   * Stops early when the stream has nothing more (messages deleted at its end).
-   */
-  async catchUp(target: number, from: number, inTransaction: (apply: (db: EntityManager) => Promise<number>) => Promise<number>): Promise<number> {
-    let checkpoint = from;
-    while (checkpoint < target) {
-      const msgs = await this.fetch(Math.min(BATCH_MAX, target - checkpoint));
-      if (msgs.length === 0) break;
-      const batch = decodeBatch(msgs.map(toLogMessage));
-      checkpoint = await inTransaction(async (db) => {
-        await useGeneration(db, this.generation);
-        return (await projectBatch(db, this.s.projectorConsumer, batch, this.deadLetters)).checkpoint;
-      });
-      this.messages += msgs.length;
-    }
-    return checkpoint;
-  }
-
-  async close(): Promise<void> {
-    await this.consumer?.delete().catch(() => undefined);
-  }
-
-  private async fetch(max: number): Promise<JsMsg[]> {
-    const messages = await this.consumer!.fetch({ max_messages: max, expires: FETCH_EXPIRES_MS });
-    const out: JsMsg[] = [];
-    for await (const m of messages) out.push(m);
-    return out;
-  }
-}
-

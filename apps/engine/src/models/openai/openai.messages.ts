@@ -12,7 +12,7 @@ export const UNFINISHED_TOOL_RESULT = 'Error: this tool call did not finish (its
 /**
  * The model context as chat-completions messages. One context message becomes
  * one API message, so a delivered steer stays its own `user` message after the
- * tool results, never merged into a tool's output (DESIGN §3).
+ * tool results, never merged into a tool's output (docs/design.md §3).
  *
  * The API refuses an assistant message with tool calls that is not followed by
  * a `tool` message for every call. A turn that ended mid-call leaves such a gap

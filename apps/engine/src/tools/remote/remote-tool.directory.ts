@@ -59,8 +59,13 @@ export class RemoteToolDirectory implements ToolSource {
       callback: (err, msg) => {
         if (err) return this.logger.warn({ message: 'tool announcements failed', error: err.message });
         const parsed = ToolServiceDescriptionSchema.safeParse(safeDecode(msg.data));
-        if (parsed.success) this.learn(parsed.data, Date.now());
-        else this.logger.warn({ message: 'ignored a malformed tool announcement' });
+        if (!parsed.success) return this.logger.warn({ message: 'ignored a malformed tool announcement' });
+        // A throw here would unwind the NATS client's parser.
+        try {
+          this.learn(parsed.data, Date.now());
+        } catch (err) {
+          this.logger.error({ message: 'a tool announcement could not be taken', service: parsed.data.service, error: (err as Error)?.message });
+        }
       },
     });
     await this.refresh();

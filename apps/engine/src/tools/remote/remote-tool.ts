@@ -4,6 +4,7 @@ import {
   ToolDescriptorSchema,
   decodeJson,
   encodeJson,
+  publishSafely,
   uuidv7,
   type ToolCallRequest,
   type ToolCancel,
@@ -22,11 +23,12 @@ export function remoteTool(nc: NatsConnection, ts: ToolSubjects, descriptor: Too
   const d = ToolDescriptorSchema.parse(descriptor);
   const timeoutMs = d.timeoutMs ?? defaultTimeoutMs;
   const cancel = (callId: string, reason: string) => {
-    // Best effort: the call has already failed or been abandoned on this side either way.
-    if (!nc.isClosed()) nc.publish(ts.cancel(d.name), encodeJson({ callId, reason } satisfies ToolCancel));
+    // Best effort, never a throw: the call has already failed or been abandoned on this side either way.
+    publishSafely(nc, ts.cancel(d.name), encodeJson({ callId, reason } satisfies ToolCancel));
   };
   return {
     spec: { name: d.name, description: d.description, parameters: d.parameters },
+    idempotent: d.idempotent === true,
     async run(args, signal, call?: ToolCallContext) {
       signal.throwIfAborted();
       // The model's call id repeats across turns ("call_1_0"); a cancel must reach exactly this call.
@@ -39,6 +41,7 @@ export function remoteTool(nc: NatsConnection, ts: ToolSubjects, descriptor: Too
         step: call?.step ?? 1,
         toolCallId: call?.toolCallId ?? callId,
         args,
+        ...(call?.maxOutputBytes !== undefined && { maxOutputBytes: call.maxOutputBytes }),
       };
       let onAbort!: () => void;
       const aborted = new Promise<never>((_, reject) => {

@@ -1,0 +1,95 @@
+import { h, type RefObject, type VNode } from 'preact';
+import type { StartTurnInput } from '@steerline/client';
+
+/** The default demo: two sleeps, time enough to type a steer while the tool runs, then an answer. */
+export const DEMO_SCRIPT = [
+  { tool: { name: 'sleep', args: { ms: 6000 } } },
+  { tool: { name: 'sleep', args: { ms: 6000 } } },
+  { text: 'Here is the answer.', delayMs: 1500 },
+];
+
+export type Provider = 'scripted' | 'openai' | 'anthropic';
+
+export interface ModelChoice {
+  provider: Provider;
+  /** The model name, for openai and anthropic. */
+  name: string;
+  /** The scripted model's script, as JSON text. */
+  script: string;
+}
+
+export interface ComposerProps {
+  text: string;
+  running: boolean;
+  model: ModelChoice;
+  textarea: RefObject<HTMLTextAreaElement | null>;
+  onText(text: string): void;
+  onModel(model: ModelChoice): void;
+  /** Enter: steer the running turn, or start one. */
+  onSend(): void;
+  /** Alt+Enter: queue a follow-up turn. */
+  onQueue(): void;
+}
+
+/** Enter sends, Shift+Enter is a new line, Alt+Enter queues a follow-up turn. */
+export function Composer(p: ComposerProps): VNode<any> {
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return;
+    e.preventDefault();
+    if (e.altKey) p.onQueue();
+    else p.onSend();
+  };
+  const hint = p.running ? 'Enter steers the running turn' : 'Enter starts a turn';
+  return h(
+    'form',
+    {
+      class: 'composer',
+      'aria-label': 'Composer',
+      onSubmit: (e: Event) => {
+        e.preventDefault();
+        p.onSend();
+      },
+    },
+    h('label', { for: 'composer-text' }, p.running ? 'Steer the running turn' : 'Prompt for a new turn'),
+    h('textarea', {
+      id: 'composer-text',
+      ref: p.textarea,
+      rows: 3,
+      value: p.text,
+      'aria-describedby': 'composer-hint',
+      onInput: (e: Event) => p.onText((e.target as HTMLTextAreaElement).value),
+      onKeyDown,
+    }),
+    h('p', { id: 'composer-hint', class: 'hint' }, `${hint}; Shift+Enter adds a line; Alt+Enter queues a follow-up turn.`),
+    h('div', { class: 'buttons' }, h('button', { type: 'submit' }, p.running ? 'Steer' : 'Start turn'), h('button', { type: 'button', onClick: p.onQueue }, 'Queue follow-up turn')),
+    h(
+      'details',
+      { class: 'model' },
+      h('summary', null, `Model for new turns: ${p.model.provider}${p.model.provider === 'scripted' ? ' (demo script)' : ` ${p.model.name}`}`),
+      h('label', { for: 'provider' }, 'Provider'),
+      h(
+        'select',
+        { id: 'provider', value: p.model.provider, onChange: (e: Event) => p.onModel({ ...p.model, provider: (e.target as HTMLSelectElement).value as Provider }) },
+        h('option', { value: 'scripted' }, 'scripted (demo)'),
+        h('option', { value: 'openai' }, 'openai'),
+        h('option', { value: 'anthropic' }, 'anthropic'),
+      ),
+      p.model.provider === 'scripted'
+        ? [
+            h('label', { for: 'script' }, 'Script (JSON)'),
+            h('textarea', { id: 'script', rows: 4, value: p.model.script, onInput: (e: Event) => p.onModel({ ...p.model, script: (e.target as HTMLTextAreaElement).value }) }),
+          ]
+        : [
+            h('label', { for: 'model-name' }, 'Model name'),
+            h('input', { id: 'model-name', value: p.model.name, onInput: (e: Event) => p.onModel({ ...p.model, name: (e.target as HTMLInputElement).value }) }),
+          ],
+    ),
+  );
+}
+
+/** The turn's model as the API takes it; throws on a script that is not JSON. */
+export function modelSpec(choice: ModelChoice): StartTurnInput['model'] {
+  if (choice.provider === 'scripted') return { provider: 'scripted', script: JSON.parse(choice.script) as unknown[] };
+  // `anthropic` is checked by the server (docs/design.md §8.1); the client's types may not list it yet.
+  return { provider: choice.provider, name: choice.name } as StartTurnInput['model'];
+}

@@ -1,0 +1,158 @@
+import type { Browser, Page } from 'playwright-core';
+import { isTerminalTurnEvent, uuidv7 } from '@steerline/contracts';
+import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
+import { loadGatewayConfig } from '../../apps/gateway/src/config';
+import { defaultConsoleDir } from '../../apps/gateway/src/console/console-assets';
+import { jsonLogger } from '../../apps/gateway/src/logger';
+import { axeViolations, launchChromium } from '../support/browser';
+import { eventually } from '../support/env';
+import { freePort } from '../support/processes';
+import { startStack, type Stack } from '../support/stack';
+
+const sleep = (ms: number) => ({ tool: { name: 'sleep', args: { ms } } });
+
+describe('the console in a real browser', () => {
+  let stack: Stack;
+  let browser: Browser;
+  let gateway: RunningGateway | undefined;
+  let port: number;
+  const problems: string[] = [];
+  const pages: Page[] = [];
+  const startConsoleGateway = async (env: Record<string, string> = {}) =>
+    startGateway(loadGatewayConfig({ ...stack.env, HOST: '127.0.0.1', PORT: String(port), ...env }), { logger: jsonLogger(['error']) });
+
+  const openPage = async (): Promise<Page> => {
+    const page = await browser.newPage();
+    pages.push(page);
+    page.setDefaultTimeout(10_000);
+    page.on('console', (m) => m.type() === 'error' && !/Failed to load resource|ERR_CONNECTION_REFUSED|net::/.test(m.text()) && problems.push(m.text()));
+    page.on('pageerror', (err) => problems.push(String(err)));
+    await page.goto(`http://127.0.0.1:${port}/console`);
+    return page;
+  };
+
+  beforeAll(async () => {
+    // npm test builds first; a lone `npx jest` of this file needs `npm run build` before it.
+    if (!defaultConsoleDir()) throw new Error('dist/console is missing: run `npm run build` first');
+    stack = await startStack();
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gateway?.close();
+    await stack?.close();
+  });
+  beforeEach(async () => {
+    port = await freePort();
+    problems.length = 0;
+  });
+  afterEach(async () => {
+    for (const page of pages.splice(0)) await page.close();
+    await gateway?.close();
+    gateway = undefined;
+  });
+
+  it('starts a turn, steers it to delivery, withdraws and resends a queued steer, and resumes the timeline across a gateway restart', async () => {
+    gateway = await startConsoleGateway();
+    const res = await fetch(`http://127.0.0.1:${port}/console`);
+    expect(res.headers.get('content-security-policy')).toMatch(/script-src 'self'.*connect-src 'self'/);
+    const page = await openPage();
+    const composer = page.locator('#composer-text');
+    const receipt = page.getByTestId('receipt');
+
+    // Each step's sleep leaves the page seconds to act within it, on a busy machine too.
+    await page.getByText('Model for new turns').click();
+    await page.locator('#script').fill(JSON.stringify([sleep(3000), sleep(4000), sleep(3000), { text: 'the answer' }]));
+    await composer.fill('Write a report');
+    await composer.press('Enter');
+    await page.locator('[data-tool][data-state="running"]').first().waitFor();
+    const cid = await eventually(() => new URL(page.url()).hash.slice(1) || undefined, 5_000, 'the conversation in the URL');
+
+    // Enter steers the running turn; its receipt goes from queued to delivered at step 1's boundary.
+    await composer.fill('go left');
+    await composer.press('Enter');
+    expect(await receipt.getAttribute('aria-live')).toBe('polite');
+    await eventually(async () => /go left.*queued at position 1/.test((await receipt.textContent()) ?? ''), 5_000, 'the receipt to say queued');
+    await page.getByText(/delivered at step 1/).first().waitFor({ timeout: 10_000 });
+    await eventually(async () => /go left.*delivered at step 1/.test((await receipt.textContent()) ?? ''), 5_000, 'the receipt to say delivered');
+    // In the transcript the steer comes after step 1's tool result.
+    await page.locator('.transcript [data-role="steer"]').waitFor({ timeout: 10_000 });
+    const roles = await page.locator('.transcript li').evaluateAll((items) => items.map((li) => li.getAttribute('data-role')));
+    expect(roles.slice(0, 4)).toEqual(['user', 'assistant', 'tool', 'steer']);
+
+    // A second steer waits for step 2's boundary: withdraw it, and Resend puts its text back in the composer.
+    await composer.fill('never mind');
+    await composer.press('Enter');
+    await page.locator('[data-status="queued"]').waitFor();
+    if (process.env.CONSOLE_SCREENSHOT) await page.screenshot({ path: process.env.CONSOLE_SCREENSHOT, fullPage: true });
+    const violations = await axeViolations(page);
+    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    // From the keyboard: the buttons are real buttons, so focus and Enter (or Space) work.
+    await page.getByRole('button', { name: 'Withdraw steer 2' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('[data-status="dropped"]', { hasText: 'dropped: withdrawn' }).waitFor();
+    await page.getByRole('button', { name: 'Resend steer 2' }).focus();
+    await page.keyboard.press('Space');
+    await eventually(async () => (await composer.inputValue()) === 'never mind', 5_000, 'the text back in the composer');
+    await eventually(async () => (await page.evaluate<string | undefined>('document.activeElement?.id')) === 'composer-text', 5_000, 'the composer focused');
+
+    // The gateway stops and starts again on the same port: the page's stream resumes from Last-Event-ID.
+    expect(await page.locator('[data-kind="end"]').count()).toBe(0);
+    const streamRequests: (string | undefined)[] = [];
+    page.on('request', (r) => r.url().endsWith(`/v1/conversations/${cid}/events`) && streamRequests.push(r.headers()['last-event-id']));
+    await gateway.close();
+    gateway = await startConsoleGateway();
+    await page.locator('[data-kind="end"]').waitFor({ timeout: 20_000 });
+    const log = (await stack.nats.readAll()).filter((e) => e.event.conversationId === cid);
+    expect(isTerminalTurnEvent(log.at(-1)!.event)).toBe(true);
+    const count = (type: string) => log.filter((e) => e.event.type === type).length;
+    const kinds = await page.locator('.timeline > li').evaluateAll((items) => items.map((li) => li.getAttribute('data-kind')));
+    expect({ step: kinds.filter((k) => k === 'step').length, tool: kinds.filter((k) => k === 'tool').length, steer: kinds.filter((k) => k === 'steer').length, end: kinds.filter((k) => k === 'end').length }).toEqual({
+      step: count('ModelRequested'),
+      tool: count('ToolCallStarted'),
+      steer: count('SteerQueued'),
+      end: 1,
+    });
+    await page.getByText(/Turn completed: the answer/).waitFor();
+    // The page asked the new gateway for what came after the last event it had, not for everything.
+    const resumedAfter = Number(streamRequests.at(-1));
+    expect(resumedAfter).toBeGreaterThan(0);
+    expect(log.some((e) => e.streamSeq > resumedAfter)).toBe(true);
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('serves the console’s own files only, with a self-only Content-Security-Policy, outside the API key check', async () => {
+    gateway = await startConsoleGateway({ STEERLINE_API_KEYS: 'some-key:tenant' });
+    const base = `http://127.0.0.1:${port}/console`;
+    const script = await fetch(`${base}/console.js`);
+    expect([script.status, script.headers.get('content-type'), script.headers.get('x-content-type-options')]).toEqual([200, 'text/javascript; charset=utf-8', 'nosniff']);
+    expect(script.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+    const page = await (await fetch(`${base}/`)).text();
+    expect(page).toContain('<script src="/console/console.js" defer></script>');
+    expect(page).not.toMatch(/<script>|<style>| style=|https?:\/\//);
+    for (const path of ['/nope.js', '/..%2Fpackage.json', '/%2e%2e%2fREADME.md']) {
+      const res = await fetch(`${base}${path}`);
+      expect([path, res.status]).toEqual([path, 404]);
+    }
+  });
+
+  it('asks for an API key where the gateway has keys, keeps it for the tab, and asks again on a 401', async () => {
+    const key = `k${uuidv7().slice(-12)}`;
+    gateway = await startConsoleGateway({ STEERLINE_API_KEYS: `${key}:console-tenant` });
+    const page = await openPage();
+    const input = page.getByRole('textbox', { name: 'API key' });
+    await input.fill('not-a-key');
+    await input.press('Enter');
+    // The wrong key is tried (a 401) and the prompt comes back, empty.
+    await eventually(async () => (await page.evaluate<string | null>("sessionStorage.getItem('steerline.apiKey')")) === 'not-a-key', 5_000, 'the first key to be kept');
+    await eventually(async () => (await input.count()) === 1 && (await input.inputValue()) === '', 5_000, 'the prompt to come back');
+    await input.fill(key);
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    await page.getByRole('navigation', { name: 'Conversations' }).waitFor();
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.locator('[data-conversation]').first().waitFor();
+    await expect(page.evaluate<string | null>("sessionStorage.getItem('steerline.apiKey')")).resolves.toBe(key);
+    expect(await axeViolations(page).then((v) => v.filter((x) => x.impact === 'serious' || x.impact === 'critical'))).toEqual([]);
+    expect(problems).toEqual([]);
+  }, 30_000);
+});
