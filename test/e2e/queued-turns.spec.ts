@@ -140,19 +140,25 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
     }
   });
 
-  it('an engine that shuts down cancels the turns queued behind its running turn, which fails engine_shutdown', async () => {
+  it('an engine that shuts down hands over its running turn and the turns queued behind it: the adopter runs the one, then starts the others in order', async () => {
     const owner = await startEngine({ ...loadEngineConfig(stack.env), leaseMs: 5000 }, { logger: false });
     const cid = await newConversation();
-    // Started on that engine itself, so it owns the conversation; the queued start reaches it from either engine.
-    const { turnId } = await owner.service.turns!.start({ tenantId: 'default', conversationId: cid, prompt: 'long', model: { provider: 'scripted', name: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 10_000 } } }] } });
-    const queued = await start(cid, { prompt: 'later', model: model([]), whenBusy: 'queue' });
-    expect(queued.body).toMatchObject({ status: 'queued', position: 1 });
+    // Started on that engine itself, so it owns the conversation; the queued starts reach it from either engine.
+    const long = { provider: 'scripted' as const, name: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 1000 } } }, { text: 'long done' }] };
+    const { turnId } = await owner.service.turns!.start({ tenantId: 'default', conversationId: cid, prompt: 'long', model: long });
+    const queued = await start(cid, { prompt: 'later', model: model([{ text: 'later done' }]), whenBusy: 'queue' });
+    const last = await start(cid, { prompt: 'last', model: model([{ text: 'last done' }]), whenBusy: 'queue' });
+    expect([queued.body, last.body]).toMatchObject([{ status: 'queued', position: 1 }, { status: 'queued', position: 2 }]);
     await owner.close();
+    // Nothing was cancelled on the way out: the stack's engine adopts the turn (TurnResumed) with its queue.
+    await stack.turnEnded(last.body.turnId, 30_000);
     const events = await conversationEvents(cid);
-    expect(turnTypes(events, queued.body.turnId)).toEqual(['TurnQueued', 'TurnCancelled']);
-    expect(events.find((e) => e.event.type === 'TurnCancelled')!.event.data).toEqual({ steps: 0, reason: 'engine_shutdown' });
-    expect(turnTypes(events, turnId).at(-1)).toBe('TurnFailed');
-    // Nothing is left open: a new turn of the conversation starts.
-    expect((await start(cid, { prompt: 'again', model: model([]) })).body).toMatchObject({ status: 'running' });
-  });
+    expect(turnTypes(events, turnId)).toContain('TurnResumed');
+    expect(turnTypes(events, turnId).at(-1)).toBe('TurnCompleted');
+    for (const id of [queued.body.turnId, last.body.turnId]) expect(turnTypes(events, id)).toEqual(['TurnQueued', 'TurnStarted', 'ModelRequested', 'ModelResponded', 'TurnCompleted']);
+    const started = events.filter((e) => e.event.type === 'TurnStarted').map((e) => e.event.turnId);
+    expect(started).toEqual([turnId, queued.body.turnId, last.body.turnId]);
+    const report = await auditLog(stack.nats.js, stack.nats.jsm, stack.nats.s, { tenantId: 'default', conversationId: cid, requireSettled: true });
+    expect(report.violations).toEqual([]);
+  }, 45_000);
 });
