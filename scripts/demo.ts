@@ -4,9 +4,8 @@
  * It steers the turn mid-flight, shows the conversation's live events and each
  * steer's receipt as they happen, then prints the transcript as the model saw it.
  * In a terminal it keeps a progress line and lets you type steers of your own;
- * with `--ask` it also asks (y/n) before each tool call runs, otherwise it
- * approves every call itself. With CI=true or without a terminal it runs alone
- * and prints plain lines.
+ * with `--ask` it also asks (y/n) before each tool call runs. With CI=true or
+ * without a terminal it runs alone, approves each call itself and prints plain lines.
  */
 import { SteerlineClient, SteerlineClientError, type Receipt, type StreamedEvent } from '@steerline/client';
 import { TerminalScreen } from './terminal-screen';
@@ -126,7 +125,7 @@ const asked: { turnId: string; toolCallId: string; name: string }[] = [];
 /** A call waits for approval: with --ask the next y/n line answers it; otherwise it is approved at once. */
 function onApprovalRequested(turnId: string, toolCallId: string, name: string): void {
   if (!ask) {
-    void decide(turnId, toolCallId, true, `approved automatically (${interactive ? 'run with --ask to decide' : 'non-interactive'})`);
+    void decide(turnId, toolCallId, true, 'approved automatically (non-interactive)');
     return;
   }
   asked.push({ turnId, toolCallId, name });
@@ -229,8 +228,9 @@ async function main(): Promise<void> {
       provider: 'scripted',
       script: [{ tool: { name: 'sleep', args: { ms: toolMs } } }, { tool: { name: 'sleep', args: { ms: toolMs / 2 } } }, { text: 'Refactoring done.' }],
     },
-    // Each sleep asks the person first; steers sent meanwhile still queue (docs/design.md §8.2).
-    approvals: { tools: ['sleep'] },
+    // Each sleep asks first (docs/design.md §8.2): the person with --ask, else the demo approves it itself.
+    // A plain terminal session skips the question to keep its screen for the steers.
+    ...((ask || !interactive) && { approvals: { tools: ['sleep'] } }),
   });
   display.line(`conversation ${conversationId}, turn ${turnId}`);
   showProgress();
