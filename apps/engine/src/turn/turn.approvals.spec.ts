@@ -1,7 +1,8 @@
 import { checkInvariants } from '@steerline/contracts';
 import { decide } from './turn.decider';
 import { approvalAnswerOf, pendingApprovals } from './turn.state';
-import { answerCalling, answerText, approve, deny, run, startCommand, steer, steerId, toolDone, types, refusal } from './turn.fixtures';
+import { evolve } from './turn.evolve';
+import { answerCalling, answerText, approve, deny, newTurnState, run, startCommand, steer, steerId, toolDone, types, refusal } from './turn.fixtures';
 
 const sleepNeedsApproval = startCommand({}, { tools: ['sleep'] });
 
@@ -102,5 +103,35 @@ describe('turn decider: tool-call approvals (docs/design.md §8.2)', () => {
   it('after a decision the turn has ended, a decision is turn_not_running', () => {
     const { state } = run([sleepNeedsApproval, answerCalling(1, 'sleep'), { type: 'CancelTurn', reason: 'x' }]);
     expect(refusal(() => decide(approve(1), state)).code).toBe('turn_not_running');
+  });
+});
+
+describe('turn decider: approvals of a resumed turn (docs/design.md §8.2, §8.4)', () => {
+  const resume = (limit = 3) => ({ type: 'ResumeTurn', engineId: 'engine-next', limit, rerunnable: ['sleep', 'echo'] }) as const;
+  /** The state another engine rebuilds from the first `n` events the log kept. */
+  const fromLog = (events: ReturnType<typeof run>['events'], n: number) => events.slice(0, n).reduce(evolve, newTurnState());
+
+  it('a call waiting for a decision keeps waiting: no second request, no decision, and a person decides it on the new engine', () => {
+    const before = run([sleepNeedsApproval, answerCalling(1, 'sleep')]);
+    const resumed = run([resume()], before.state);
+    expect(types(resumed.events)).toEqual(['TurnResumed']);
+    expect(pendingApprovals(resumed.state).map((a) => a.toolCallId)).toEqual(['call_1_0']);
+    const after = run([approve(1, 0), toolDone(1, 0), answerText(2)], resumed.state);
+    const all = [...before.events, ...resumed.events, ...after.events];
+    expect(checkInvariants(all.map((event) => ({ event })), { requireSettled: true })).toEqual([]);
+  });
+
+  it('an approval whose ToolCallStarted was lost starts the call; a request that was lost is asked again', () => {
+    const { events } = run([sleepNeedsApproval, answerCalling(1, 'sleep'), approve(1, 0)]);
+    const decided = types(events).indexOf('ToolApprovalDecided');
+    expect(types(run([resume()], fromLog(events, decided + 1)).events)).toEqual(['TurnResumed', 'ToolCallStarted']);
+    const responded = types(events).indexOf('ModelResponded');
+    expect(types(run([resume()], fromLog(events, responded + 1)).events)).toEqual(['TurnResumed', 'ToolApprovalRequested']);
+  });
+
+  it('past the resume limit, waiting calls are denied by cancel before the steers are dropped and the turn fails', () => {
+    let state = run([sleepNeedsApproval, answerCalling(1, 'sleep'), steer(1)]).state;
+    for (let i = 0; i < 2; i++) state = run([resume(2)], state).state;
+    expect(types(run([resume(2)], state).events)).toEqual(['ToolApprovalDecided', 'SteerDropped', 'TurnFailed']);
   });
 });
