@@ -129,6 +129,13 @@ describe('turn decider: approvals of a resumed turn (docs/design.md §8.2, §8.4
     expect(types(run([resume()], fromLog(events, responded + 1)).events)).toEqual(['TurnResumed', 'ToolApprovalRequested']);
   });
 
+  it('a cancel cut short after its denial: the resumed turn finishes the denied call and goes on (the cancel may be sent again)', () => {
+    const { events } = run([sleepNeedsApproval, answerCalling(1, 'sleep'), { type: 'CancelTurn', reason: 'stop' }]);
+    const resumed = run([resume()], fromLog(events, types(events).indexOf('ToolApprovalDecided') + 1));
+    expect(types(resumed.events)).toEqual(['TurnResumed', 'ToolCallFinished', 'ModelRequested']);
+    expect(resumed.events[1].data).toMatchObject({ ok: false, error: { code: 'denied', message: 'the call was denied: the turn was being ended' } });
+  });
+
   it('past the resume limit, waiting calls are denied by cancel before the steers are dropped and the turn fails', () => {
     let state = run([sleepNeedsApproval, answerCalling(1, 'sleep'), steer(1)]).state;
     for (let i = 0; i < 2; i++) state = run([resume(2)], state).state;

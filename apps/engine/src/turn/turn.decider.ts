@@ -3,6 +3,7 @@ import {
   SteerlineError,
   needsApproval,
   renderSteer,
+  type ApprovalDecider,
   type Boundary,
   type DropReason,
   type EventData,
@@ -82,7 +83,7 @@ const abandonMessage = {
  * cut off, an approved call that never started, a boundary whose events were not
  * all written. A call that started and never finished runs again when its tool
  * is idempotent (the runner reruns it), otherwise it ends `interrupted`. Calls
- * waiting for approval stay waiting. Delivered steers are in the log, so none is
+ * waiting for approval stay waiting; a denied one whose result was lost gets it. Delivered steers are in the log, so none is
  * delivered twice.
  */
 function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state: TurnState): TurnEventDraft[] {
@@ -107,6 +108,8 @@ function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state
       // Never started: ask again only if the request itself was lost; an approved call starts now; a pending one keeps waiting.
       if (!asked) drafts.push(requestOrStart(state, state.step, { id, name: call.name, args: call.args }));
       else if (approval.status === 'approved') drafts.push({ type: 'ToolCallStarted', data: { step: state.step, toolCallId: id, name: call.name, args: call.args } });
+      // Denied, its result lost: by a cancel whose TurnCancelled was lost too, the turn goes on and the cancel may be sent again.
+      else if (approval.status === 'denied') drafts.push(deniedResult(state.step, id, call.name, approval.by!, approval.reason));
     } else if (!command.rerunnable.includes(call.name)) {
       drafts.push({
         type: 'ToolCallFinished',
@@ -171,11 +174,17 @@ function decideApproval(command: Extract<TurnCommand, { type: 'DecideApproval' }
   const { step, name, args } = request;
   const decided: TurnEventDraft = { type: 'ToolApprovalDecided', data: { step, toolCallId, decision, ...(reason !== undefined && { reason }), by } };
   if (decision === 'approved') return [decided, { type: 'ToolCallStarted', data: { step, toolCallId, name, args } }];
-  const message = by === 'timeout' ? 'the call was denied: nobody decided in time' : `the call was denied by the user${reason ? `: ${reason}` : ''}`;
-  const finished: TurnEventDraft = { type: 'ToolCallFinished', data: { step, toolCallId, name, ok: false, error: { code: 'denied', message }, durationMs: 0 } };
+  const finished = deniedResult(step, toolCallId, name, by, reason);
   const next = after(state, [decided, finished]);
   if (next.finished.length < next.toolCalls.length) return [decided, finished];
   return [decided, finished, ...boundary(next, 'tool_results')];
+}
+
+/** The result a denied call finishes with: the model reads it as the tool's error. */
+function deniedResult(step: number, toolCallId: string, name: string, by: ApprovalDecider, reason?: string): TurnEventDraft {
+  const message =
+    by === 'timeout' ? 'the call was denied: nobody decided in time' : by === 'cancel' ? 'the call was denied: the turn was being ended' : `the call was denied by the user${reason ? `: ${reason}` : ''}`;
+  return { type: 'ToolCallFinished', data: { step, toolCallId, name, ok: false, error: { code: 'denied', message }, durationMs: 0 } };
 }
 
 function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResult' }>, state: TurnState): TurnEventDraft[] {
