@@ -20,7 +20,8 @@ import { ToolError, type ToolRegistry } from '../tools/tool.registry';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
-import { approvalAnswerOf, pendingApprovals, receiptOf, type TurnState } from './turn.state';
+import { TurnDeadlines } from './turn.deadlines';
+import { approvalAnswerOf, receiptOf, type TurnState } from './turn.state';
 
 export interface RunnerDeps {
   /** Shared with the turns queued behind this one: the conversation's one writer. */
@@ -55,9 +56,8 @@ export class TurnRunner {
   private epoch = 0;
   private finished = false;
   private readonly abort = new AbortController();
-  /** Approval timeouts of calls still waiting, and deadlines of queued steers, by call or steer id. */
-  private readonly approvalTimers = new Map<string, NodeJS.Timeout>();
-  private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
+  /** Approval timeouts of calls still waiting, and deadlines of queued steers. */
+  private readonly deadlines = new TurnDeadlines((command) => void this.runIfRunning(command));
   private endedResolve!: () => void;
   readonly ended = new Promise<void>((r) => (this.endedResolve = r));
 
@@ -207,29 +207,13 @@ export class TurnRunner {
   private react(events: TurnEvent[], context: ChatMessage[]): void {
     for (const e of events) {
       if (e.type === 'TurnResumed') {
-        this.rearm();
+        // The lost engine's timers went with it.
+        this.deadlines.rearm(this.logged);
         this.pickUp(events, context);
-      }
-      else if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
+      } else if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
       else if (e.type === 'ToolCallStarted') void this.runTool(e.data.step, e.data.toolCallId, e.data.name, e.data.args);
-      else if (e.type === 'ToolApprovalRequested') this.armApprovalTimeout(e.data.toolCallId, e.at);
-      else if (e.type === 'ToolApprovalDecided') this.disarmApprovalTimeout(e.data.toolCallId);
-      else if (e.type === 'SteerQueued' && e.data.expiresAt) this.armExpiry(e.data.steerId, e.data.expiresAt);
-      else if (e.type === 'SteeringDelivered' || e.type === 'SteerDropped') this.disarmExpiry(e.data.steerId);
       else if (isTerminalTurnEvent(e)) this.finish();
-    }
-  }
-
-  /**
-   * The timers of a resumed turn lived in the lost engine: calls still waiting
-   * for a decision get their approval timeout again (counted from the request),
-   * queued steers with a deadline their expiry.
-   */
-  private rearm(): void {
-    for (const a of pendingApprovals(this.logged)) this.armApprovalTimeout(a.toolCallId, a.requestedAt);
-    for (const id of this.logged.queue) {
-      const steer = this.logged.steers.get(id);
-      if (steer?.expiresAt) this.armExpiry(id, steer.expiresAt);
+      else this.deadlines.onEvent(e, this.logged);
     }
   }
 
@@ -291,40 +275,6 @@ export class TurnRunner {
     await this.runIfRunning({ type: 'RecordToolResult', step, toolCallId, name, durationMs, ...result });
   }
 
-  /** The timeout is only a command: if a person decided first, the decider refuses it (already_decided). */
-  private armApprovalTimeout(toolCallId: string, requestedAt: string): void {
-    const timeoutMs = this.decided.approvalPolicy?.timeoutMs;
-    if (timeoutMs === undefined) return;
-    this.disarmApprovalTimeout(toolCallId);
-    const timer = setTimeout(() => {
-      this.approvalTimers.delete(toolCallId);
-      void this.runIfRunning({ type: 'DecideApproval', toolCallId, decision: 'denied', by: 'timeout' });
-    }, Math.max(0, Date.parse(requestedAt) + timeoutMs - Date.now()));
-    timer.unref();
-    this.approvalTimers.set(toolCallId, timer);
-  }
-
-  private disarmApprovalTimeout(toolCallId: string): void {
-    clearTimeout(this.approvalTimers.get(toolCallId));
-    this.approvalTimers.delete(toolCallId);
-  }
-
-  /** Expiry is a command too: a boundary decided first leaves nothing for it to drop. */
-  private armExpiry(steerId: string, expiresAt: string): void {
-    this.disarmExpiry(steerId);
-    const timer = setTimeout(() => {
-      this.expiryTimers.delete(steerId);
-      void this.runIfRunning({ type: 'ExpireSteer', steerId });
-    }, Math.max(0, Date.parse(expiresAt) - Date.now()));
-    timer.unref();
-    this.expiryTimers.set(steerId, timer);
-  }
-
-  private disarmExpiry(steerId: string): void {
-    clearTimeout(this.expiryTimers.get(steerId));
-    this.expiryTimers.delete(steerId);
-  }
-
   /** Model answers and tool results that arrive after the turn ended are dropped on purpose. */
   private async runIfRunning(command: TurnCommand): Promise<void> {
     if (!this.running) return;
@@ -346,10 +296,7 @@ export class TurnRunner {
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
-    for (const timers of [this.approvalTimers, this.expiryTimers]) {
-      for (const timer of timers.values()) clearTimeout(timer);
-      timers.clear();
-    }
+    this.deadlines.clear();
     this.abort.abort(new Error('turn ended'));
     this.deps.onEnded(this);
     this.endedResolve();
