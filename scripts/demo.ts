@@ -4,13 +4,16 @@
  * It steers the turn mid-flight, shows the conversation's live events and each
  * steer's receipt as they happen, then prints the transcript as the model saw it.
  * In a terminal it keeps a progress line and lets you type steers of your own;
- * with CI=true or without a terminal it runs alone and prints plain lines.
+ * with `--ask` it also asks (y/n) before each tool call runs. With CI=true or
+ * without a terminal it runs alone, approves each call itself and prints plain lines.
  */
 import { SteerlineClient, SteerlineClientError, type Receipt, type StreamedEvent, type StreamedLive } from '@steerline/client';
 import { TerminalScreen } from './terminal-screen';
 
 const GATEWAY_URL = process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000';
 const interactive = Boolean(process.stdout.isTTY && process.stdin.isTTY) && process.env.CI !== 'true';
+/** `npm run demo -- --ask`: the person at the terminal decides each tool call. */
+const ask = interactive && process.argv.includes('--ask');
 const client = new SteerlineClient({ baseUrl: GATEWAY_URL, apiKey: process.env.STEERLINE_API_KEY });
 const TURN_TIMEOUT_MS = 60_000;
 
@@ -62,6 +65,8 @@ function describe({ event }: StreamedEvent): string {
   switch (event.type) {
     case 'ConversationCreated':
       return 'conversation created';
+    case 'TurnQueued':
+      return `turn queued at position ${event.data.position}: "${event.data.prompt}"`;
     case 'TurnStarted':
       return `turn started: "${event.data.prompt}" (${event.data.model.provider} model)`;
     case 'TurnResumed':
@@ -77,9 +82,15 @@ function describe({ event }: StreamedEvent): string {
       return `tool ${event.data.name} running`;
     case 'ToolCallFinished':
       return `tool ${event.data.name} ${event.data.ok ? 'finished' : 'failed'} in ${Math.round(event.data.durationMs)} ms`;
+    case 'ToolApprovalRequested':
+      return `tool ${event.data.name} ${JSON.stringify(event.data.args)} WAITS FOR APPROVAL (call ${event.data.toolCallId})`;
+    case 'ToolApprovalDecided':
+      return `tool call ${event.data.toolCallId} ${event.data.decision.toUpperCase()} by ${event.data.by}${event.data.reason ? `: ${event.data.reason}` : ''}`;
     case 'SteerQueued':
       tally.queued++;
       return `steer #${event.data.position} accepted, queued: "${event.data.text}"`;
+    case 'SteerEdited':
+      return `steer ${event.data.steerId} edited: "${event.data.previousText}" → "${event.data.text}"`;
     case 'SteeringDelivered':
       tally.queued--;
       tally.delivered++;
@@ -87,7 +98,7 @@ function describe({ event }: StreamedEvent): string {
     case 'SteerDropped':
       tally.queued--;
       tally.dropped++;
-      return `steer #${event.data.position} DROPPED (${event.data.reason}); text handed back: "${event.data.text}"`;
+      return `steer #${event.data.position} DROPPED (${event.data.reason}${event.data.nextTurnId ? ` to turn ${event.data.nextTurnId}` : ''}); text handed back: "${event.data.text}"`;
     case 'TurnCompleted':
       return `turn completed after ${event.data.steps} steps`;
     case 'TurnCancelled':
@@ -108,6 +119,27 @@ function receiptLine(label: string, r: Receipt): string {
   }
 }
 
+/** Tool calls waiting for the person at the terminal, oldest first. */
+const asked: { turnId: string; toolCallId: string; name: string }[] = [];
+
+/** A call waits for approval: with --ask the next y/n line answers it; otherwise it is approved at once. */
+function onApprovalRequested(turnId: string, toolCallId: string, name: string): void {
+  if (!ask) {
+    void decide(turnId, toolCallId, true, 'approved automatically (non-interactive)');
+    return;
+  }
+  asked.push({ turnId, toolCallId, name });
+  if (asked.length === 1) display.line(`run tool ${name} (${toolCallId})? [y/n]`);
+}
+
+async function decide(turnId: string, toolCallId: string, approve: boolean, reason?: string): Promise<void> {
+  const answer = approve ? client.approve(turnId, toolCallId, reason) : client.deny(turnId, toolCallId, reason);
+  await answer.then(
+    (a) => display.line(`${clock()}  decision recorded: ${a.toolCallId} ${a.decision}`),
+    (err: unknown) => display.line(`${clock()}  decision refused: ${(err as Error).message}`),
+  );
+}
+
 /** Streams events until the turn ends; resolves with the turn's last event type, if it ended. */
 async function follow(conversationId: string, turnEnded: AbortController): Promise<string | undefined> {
   let end: string | undefined;
@@ -120,6 +152,7 @@ async function follow(conversationId: string, turnEnded: AbortController): Promi
     tally.events++;
     display.line(`${clock()}  #${String(e.id).padEnd(4)} ${e.type.padEnd(19)} ${describe(e)}`);
     showProgress();
+    if (e.event.type === 'ToolApprovalRequested') onApprovalRequested(e.event.turnId, e.event.data.toolCallId, e.event.data.name);
     if (e.type === 'TurnCompleted' || e.type === 'TurnCancelled' || e.type === 'TurnFailed') {
       end = e.type;
       turnEnded.abort();
@@ -171,6 +204,14 @@ async function scriptedSteers(turnId: string): Promise<void> {
 function typedSteers(turnId: string): void {
   if (!interactive) return;
   display.onTyped = (text) => {
+    const question = asked[0];
+    if (question && /^[yn]$/i.test(text.trim())) {
+      asked.shift();
+      display.line(`${clock()}  you: ${text.trim().toLowerCase() === 'y' ? 'approve' : 'deny'} ${question.toolCallId}`);
+      void decide(question.turnId, question.toolCallId, text.trim().toLowerCase() === 'y');
+      if (asked[0]) display.line(`run tool ${asked[0].name} (${asked[0].toolCallId})? [y/n]`);
+      return;
+    }
     display.line(`${clock()}  you: "${text}"`);
     client.steer(turnId, text).then(
       (r) => display.line(`${clock()}  ${receiptLine('yours', r)}`),
@@ -211,6 +252,9 @@ async function main(): Promise<void> {
       provider: 'scripted',
       script: [{ tool: { name: 'sleep', args: { ms: toolMs } } }, { tool: { name: 'sleep', args: { ms: toolMs / 2 } } }, { text: 'Refactoring done: the public API is unchanged and the empty input has its test.', delayMs: 800 }],
     },
+    // Each sleep asks first (docs/design.md §8.2): the person with --ask, else the demo approves it itself.
+    // A plain terminal session skips the question to keep its screen for the steers.
+    ...((ask || !interactive) && { approvals: { tools: ['sleep'] } }),
   });
   display.line(`conversation ${conversationId}, turn ${turnId}`);
   showProgress();

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Parser, type AsyncAPIDocumentInterface } from '@asyncapi/parser';
 import { schemas as specVersions } from '@asyncapi/specs';
-import { ASYNCAPI_VERSION, EVENT_TYPES, eventConsumerConfig, streamConfig, subjects } from '@steerline/contracts';
+import { ASYNCAPI_VERSION, CURRENT_VERSIONS, EVENT_TYPES, eventConsumerConfig, streamConfig, subjects, type EventType } from '@steerline/contracts';
 import { spectralProblems } from './spectral';
 
 const committed = readFileSync(resolve(__dirname, '../../libs/contracts/asyncapi.json'), 'utf8');
@@ -47,7 +47,7 @@ describe('the AsyncAPI document of the NATS contract', () => {
     for (const message of channel.messages().all()) {
       expect(message.payload()?.properties()?.type?.const()).toBe(message.id());
       expect(message.headers()?.required()).toContain('Steerline-Event-Type');
-      expect(message.extensions().get('x-steerline-version')?.value()).toBe(1);
+      expect(message.extensions().get('x-steerline-version')?.value()).toBe(CURRENT_VERSIONS[message.id() as EventType]);
     }
   });
 

@@ -10,15 +10,17 @@ const wait = { Prefer: 'wait=5' };
 
 /**
  * One run that writes every event type: a completed turn with a delivered and
- * a withdrawn steer, a cancelled turn with a steer still queued, and a turn
- * whose model fails, and a turn resumed after its engine let it go. Returns once every turn has ended and the projector has
+ * a withdrawn steer, a cancelled turn with a steer still queued, a turn
+ * whose model fails, a turn whose tool call waits for an approval, a turn
+ * queued behind another, and a turn resumed after its engine let it go.
+ * Returns once every turn has ended and the projector has
  * caught up.
  */
 export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: string[]; steers: ScenarioSteer[] }> {
   const steers: ScenarioSteer[] = [];
-  const turn = async (script: unknown[]) => {
+  const turn = async (script: unknown[], extra: Record<string, unknown> = {}) => {
     const cid = (await stack.api('POST', '/conversations')).body.id;
-    const started = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'Refactor the parser', model: { provider: 'scripted', script } });
+    const started = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'Refactor the parser', model: { provider: 'scripted', script }, ...extra });
     if (started.status !== 202) throw new Error(`turn not started: ${started.status} ${JSON.stringify(started.body)}`);
     return started.body.turnId as string;
   };
@@ -35,6 +37,8 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   const completed = await turn([sleep(800), sleep(200), { text: 'finished' }]);
   await eventually(async () => ((await stack.api('GET', `/turns/${completed}`)).status === 200 ? true : undefined), 5000, 'the turn to be projected');
   const withdrawn = await steer(completed, 'Drop the second idea');
+  const edited = await stack.api('PATCH', `/turns/${completed}/steers/${withdrawn}`, { text: 'Drop the second idea, really' });
+  if (edited.status !== 200) throw new Error(`edit failed: ${edited.status} ${JSON.stringify(edited.body)}`);
   const removed = await stack.api('DELETE', `/turns/${completed}/steers/${withdrawn}`);
   if (removed.status !== 200) throw new Error(`withdraw failed: ${removed.status} ${JSON.stringify(removed.body)}`);
   await steer(completed, 'Keep the public API', wait);
@@ -49,13 +53,25 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   // Failed: the model itself fails at step 1.
   const failed = await turn([{ error: 'the model is down' }]);
 
+  // Approval: its sleep waits for a person, who approves it.
+  const approved = await turn([sleep(50), { text: 'approved and done' }], { approvals: { tools: ['sleep'] } });
+  await eventually(async () => ((await stack.api('GET', `/turns/${approved}`)).body?.pendingApprovals?.length ? true : undefined), 5000, 'the approval request');
+  const approval = await stack.api('POST', `/turns/${approved}/approvals/call_1_0`, { decision: 'approve' });
+  if (approval.status !== 200) throw new Error(`approval failed: ${approval.status} ${JSON.stringify(approval.body)}`);
+
+  // Queued: a turn queued behind the approval turn starts once it ends.
+  const cid = (await stack.api('POST', '/conversations')).body.id;
+  const busy = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'first', model: { provider: 'scripted', script: [sleep(300)] } });
+  const queued = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'then this', model: { provider: 'scripted', script: [] }, whenBusy: 'queue' });
+  if (queued.status !== 202 || queued.body.status !== 'queued') throw new Error(`turn not queued: ${queued.status} ${JSON.stringify(queued.body)}`);
+
   // Resumed: its engine stops running it without settling it (as a stopping engine hands a turn over);
   // the engine's reaper finds the claim nobody runs and adopts it (TurnResumed), and the turn completes.
   const resumed = await turn([sleep(1500), { text: 'resumed and finished' }]);
   await eventually(() => stack.engine.service.turns?.turn(resumed), 5000, 'the turn to run');
   await stack.engine.service.turns!.turn(resumed)!.handOver();
 
-  const turnIds = [completed, cancelled, failed, resumed];
+  const turnIds = [completed, cancelled, failed, approved, busy.body.turnId as string, queued.body.turnId as string, resumed];
   for (const id of turnIds) {
     const ended = async () => ['completed', 'cancelled', 'failed'].includes((await stack.api('GET', `/turns/${id}`)).body?.status) || undefined;
     await eventually(ended, 10_000, `turn ${id} to end`);

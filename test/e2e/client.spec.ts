@@ -20,6 +20,28 @@ describe('the typed client against a real gateway', () => {
   });
   afterAll(() => stack?.close());
 
+  it('approves and denies tool calls, edits a queued steer (sent with onTurnEnd and ttlMs) and queues a turn', async () => {
+    const { id: cid } = await client.createConversation();
+    const started = await client.startTurn(cid, {
+      prompt: 'work',
+      model: { provider: 'scripted', script: [{ tools: [{ name: 'sleep', args: { ms: 50 } }, { name: 'echo', args: { text: 'x' } }] }, { text: 'ok', delayMs: 300 }] },
+      approvals: { tools: ['*'] },
+    });
+    expect(started.status).toBe('running');
+    const queuedTurn = await client.startTurn(cid, { prompt: 'then this', model: { provider: 'scripted', script: [] }, whenBusy: 'queue' });
+    expect(queuedTurn).toMatchObject({ status: 'queued', position: 1 });
+    await eventually(async () => ((await logOf(cid)).some((e) => e.event.type === 'ToolApprovalRequested') ? true : undefined), 10_000, 'an approval request');
+    const steer = await client.steer(started.turnId, 'first draft', { onTurnEnd: 'next_turn', ttlMs: 60_000 });
+    expect(await client.editSteer(started.turnId, steer.steerId, 'second draft')).toMatchObject({ status: 'queued', text: 'second draft', position: 1 });
+    expect(await client.approve(started.turnId, 'call_1_0')).toEqual({ toolCallId: 'call_1_0', decision: 'approved', by: 'user' });
+    expect(await client.deny(started.turnId, 'call_1_1', 'no')).toEqual({ toolCallId: 'call_1_1', decision: 'denied', reason: 'no', by: 'user' });
+    const late = await failure(client.deny(started.turnId, 'call_1_0'));
+    expect(late).toMatchObject({ code: 'already_decided', status: 409, details: { decision: 'approved' } });
+    // Delivered at step 1's tool boundary: a next_turn steer reaches this turn when a boundary comes first.
+    const settled = await client.receipt(started.turnId, steer.steerId, { waitSeconds: 10 });
+    expect(settled).toMatchObject({ status: 'delivered', text: 'second draft' });
+  });
+
   it('answers steers as delivered, queued and dropped receipts, one union type', async () => {
     const { id: cid } = await client.createConversation();
     const { turnId } = await client.startTurn(cid, { prompt: 'work', model: { provider: 'scripted', script: [sleep(1500), { text: 'ok' }] } });

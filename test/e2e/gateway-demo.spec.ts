@@ -35,6 +35,9 @@ describe('npm run demo', () => {
     expect(out).toMatch(/receipt for "Add a test for the empty input first" \(answered at once\): queued/);
     expect(out).toMatch(/receipt for "Rename everything to snake_case" \(withdrawn\): dropped \(withdrawn\)/);
     expect(out).toMatch(/SteeringDelivered +steer #1 DELIVERED/);
+    // Without a terminal each call that asks for approval is approved by the demo itself.
+    expect(out).toMatch(/ToolApprovalRequested +tool sleep \{"ms":1500\} WAITS FOR APPROVAL/);
+    expect(out).toMatch(/ToolApprovalDecided +tool call call_1_0 APPROVED by user: approved automatically/);
     expect(out).toMatch(/progress: \[done\] step 3 · steers queued 0 · delivered 2 · dropped 1/);
     expect(out).toContain('Transcript (the model context, in order):');
     expect(out).toContain('"Acknowledged: Keep the public API unchanged\\nAcknowledged: Add a test for the empty input first"');

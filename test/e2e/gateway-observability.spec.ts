@@ -66,6 +66,8 @@ describe('metrics, OpenAPI docs and request logs', () => {
     expect(operations.map((o) => o.id).sort()).toEqual(
       [
         'DELETE /v1/turns/{tid}/steers/{sid}',
+        'PATCH /v1/turns/{tid}/steers/{sid}',
+        'POST /v1/turns/{tid}/approvals/{toolCallId}',
         'GET /docs',
         'GET /docs/assets/{file}',
         'GET /docs/openapi.json',

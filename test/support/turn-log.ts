@@ -1,4 +1,4 @@
-import { SteerlineEventSchema, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
+import { SteerlineEventSchema, eventVersion, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
 
 /** Hand-built events, as an engine would append them, for tests that feed the log directly. */
 export const TENANT = 'default';
@@ -12,7 +12,7 @@ export class TurnLog {
   constructor(readonly conversationId: string) {}
 
   event<T extends Exclude<EventType, 'ConversationCreated'>>(type: T, data: EventData<T>): SteerlineEvent {
-    const e = { id: uuidv7(), type, version: 1, tenantId: TENANT, conversationId: this.conversationId, turnId: this.turnId, seq: ++this.seq, at: now(), data };
+    const e = { id: uuidv7(), type, version: eventVersion(type), tenantId: TENANT, conversationId: this.conversationId, turnId: this.turnId, seq: ++this.seq, at: now(), data };
     // Parsing proves each hand-built event is valid, not just well typed.
     return SteerlineEventSchema.parse(e) as SteerlineEvent;
   }

@@ -1,10 +1,8 @@
-import { SteerlineClient, SteerlineClientError, type Receipt } from '@steerline/client';
+import { SteerlineClient, SteerlineClientError, type Receipt, type StartedTurn, type StartTurnInput } from '@steerline/client';
 
 /**
  * The page's one way to the gateway: the typed client users get, with the API
  * key the person typed (kept in sessionStorage: gone when the tab closes).
- * Routes the client does not have yet go through `extra`, the same fetch with
- * the same key and the same error type.
  */
 const KEY_STORAGE = 'steerline.apiKey';
 
@@ -24,7 +22,7 @@ export interface Api {
   /** POST /v1/turns/:tid/approvals/:toolCallId {decision}. */
   decide(turnId: string, toolCallId: string, decision: 'approve' | 'deny'): Promise<unknown>;
   /** POST /v1/conversations/:cid/turns with whenBusy: queue: a follow-up turn that starts when the running one ends. */
-  queueTurn(conversationId: string, input: object): Promise<{ turnId: string; status?: string; position?: number }>;
+  queueTurn(conversationId: string, input: Omit<StartTurnInput, 'whenBusy'>): Promise<StartedTurn>;
 }
 
 /** `onUnauthorized` runs on every 401, so the page can ask for a key again. */
@@ -36,26 +34,11 @@ export function createApi(onUnauthorized: () => void): Api {
     return res;
   };
   const client = new SteerlineClient({ baseUrl: location.origin, apiKey, fetch: watched });
-  const call = async <T>(method: string, path: string, body: unknown): Promise<T> => {
-    const res = await watched(`${location.origin}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    const parsed = text ? JSON.parse(text) : undefined;
-    if (!res.ok) {
-      const { code = 'unavailable', message = `HTTP ${res.status}`, ...details } = parsed?.error ?? {};
-      throw new SteerlineClientError(code, message, res.status, details);
-    }
-    return parsed as T;
-  };
-  const seg = encodeURIComponent;
   return {
     client,
-    editSteer: (turnId, steerId, text) => call('PATCH', `/v1/turns/${seg(turnId)}/steers/${seg(steerId)}`, { text }),
-    decide: (turnId, toolCallId, decision) => call('POST', `/v1/turns/${seg(turnId)}/approvals/${seg(toolCallId)}`, { decision }),
-    queueTurn: (conversationId, input) => call('POST', `/v1/conversations/${seg(conversationId)}/turns`, { ...input, whenBusy: 'queue' }),
+    editSteer: (turnId, steerId, text) => client.editSteer(turnId, steerId, text),
+    decide: (turnId, toolCallId, decision) => (decision === 'approve' ? client.approve(turnId, toolCallId) : client.deny(turnId, toolCallId)),
+    queueTurn: (conversationId, input) => client.startTurn(conversationId, { ...input, whenBusy: 'queue' }),
   };
 }
 

@@ -3,7 +3,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, ENVELOPE_ROOM_BYTES, ensureStream, MAX_OUTPUT_BYTES_DEFAULT, maxPayload, subjects } from '@steerline/contracts';
 import { LivePublisher } from './live/live.publisher';
-import { serveEngineCommands, subscribeTurn } from './commands/engine.commands';
+import { serveEngineCommands, subscribeQueuedTurn, subscribeTurn } from './commands/engine.commands';
 import type { EngineConfig } from './config';
 import { EventLog } from './log/event-log';
 import { configuredModels, type ModelRegistry } from './models/model.registry';
@@ -62,7 +62,8 @@ export class EngineService implements OnApplicationShutdown {
       engineId: this.config.engineId,
       ownership,
       resumeLimit: this.config.resumeLimit,
-      subscribeTurn: (runner) => subscribeTurn(nc, s, runner),
+      subscribeTurn: (runner) => subscribeTurn(nc, s, runner, this.turns!),
+      subscribeQueued: (turn, cancel) => subscribeQueuedTurn(nc, s, turn, cancel),
       // Read per use: a server's max_payload is what it announced on this connection, never assumed.
       maxOutputBytes: () => Math.min(this.config.maxOutputBytes ?? MAX_OUTPUT_BYTES_DEFAULT, maxPayload(nc) - ENVELOPE_ROOM_BYTES),
       live: new LivePublisher(nc, s),

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '@steerline/contracts';
+import { ApprovalsModule } from './approvals/approvals.module';
 import { AuthModule } from './auth/auth.module';
 import { GATEWAY_CONFIG, type GatewayConfig } from './config';
 import { ConversationsModule } from './conversations/conversations.module';
@@ -28,6 +29,7 @@ export class AppModule {
         ConversationsModule,
         TurnsModule,
         SteersModule,
+        ApprovalsModule,
         EventsModule,
       ],
       providers: [{ provide: GATEWAY_CONFIG, useValue: config }],

@@ -1,6 +1,7 @@
 import { errorFrom, SteerlineClientError } from './errors';
 import { readSse } from './sse';
 import type {
+  ApprovalAnswer,
   ConversationListPage,
   ConversationSteerOptions,
   ConversationView,
@@ -9,6 +10,7 @@ import type {
   LiveMessage,
   Receipt,
   StartTurnInput,
+  StartedTurn,
   SteerlineEvent,
   SteerOptions,
   StreamedEvent,
@@ -50,19 +52,20 @@ export class SteerlineClient {
     return this.json('POST', '/v1/conversations');
   }
 
-  startTurn(conversationId: string, input: StartTurnInput): Promise<{ turnId: string }> {
+  /** Starts a turn; with `whenBusy: "queue"` while one runs, queues it. `cancel` works on a queued turn too. */
+  startTurn(conversationId: string, input: StartTurnInput): Promise<StartedTurn> {
     return this.json('POST', `/v1/conversations/${seg(conversationId)}/turns`, { body: input });
   }
 
   /** Steers a running turn. */
   steer(turnId: string, text: string, opts: SteerOptions = {}): Promise<Receipt> {
-    const body = { text, ...(opts.steerId ? { steerId: opts.steerId } : {}) };
+    const body = { text, ...lifecycle(opts) };
     return this.receiptOf('POST', `/v1/turns/${seg(turnId)}/steers`, body, opts);
   }
 
   /** Steers whatever turn of the conversation is running (or exactly `expectedTurnId`). */
   steerConversation(conversationId: string, text: string, opts: ConversationSteerOptions = {}): Promise<Receipt> {
-    const body = { text, ...(opts.steerId ? { steerId: opts.steerId } : {}), ...(opts.expectedTurnId ? { expectedTurnId: opts.expectedTurnId } : {}) };
+    const body = { text, ...lifecycle(opts), ...(opts.expectedTurnId ? { expectedTurnId: opts.expectedTurnId } : {}) };
     return this.receiptOf('POST', `/v1/conversations/${seg(conversationId)}/steers`, body, opts);
   }
 
@@ -71,9 +74,29 @@ export class SteerlineClient {
     return this.receiptOf('GET', `/v1/turns/${seg(turnId)}/steers/${seg(steerId)}`, undefined, opts);
   }
 
+  /** Replaces a queued steer's text (same position): the queued receipt. `already_delivered` / `steer_dropped` when too late. */
+  editSteer(turnId: string, steerId: string, text: string): Promise<Receipt> {
+    return this.json('PATCH', `/v1/turns/${seg(turnId)}/steers/${seg(steerId)}`, { body: { text } });
+  }
+
   /** Withdraws a queued steer: its dropped receipt, text included. `already_delivered` when too late. */
   withdraw(turnId: string, steerId: string): Promise<DroppedReceipt> {
     return this.json('DELETE', `/v1/turns/${seg(turnId)}/steers/${seg(steerId)}`);
+  }
+
+  /** Lets a tool call that waits for approval run. The same decision again answers the same; `already_decided` after a deny. */
+  approve(turnId: string, toolCallId: string, reason?: string): Promise<ApprovalAnswer> {
+    return this.decide(turnId, toolCallId, 'approve', reason);
+  }
+
+  /** Denies a waiting tool call: the model reads a `denied` error result and the turn goes on. */
+  deny(turnId: string, toolCallId: string, reason?: string): Promise<ApprovalAnswer> {
+    return this.decide(turnId, toolCallId, 'deny', reason);
+  }
+
+  private decide(turnId: string, toolCallId: string, decision: 'approve' | 'deny', reason?: string): Promise<ApprovalAnswer> {
+    const body = { decision, ...(reason !== undefined ? { reason } : {}) };
+    return this.json('POST', `/v1/turns/${seg(turnId)}/approvals/${seg(toolCallId)}`, { body });
   }
 
   async cancel(turnId: string, reason?: string): Promise<void> {
@@ -173,8 +196,8 @@ export class SteerlineClient {
     } catch (err) {
       // The API answers a drop as the error steer_dropped; here it is the receipt it stands for.
       if (err instanceof SteerlineClientError && err.code === 'steer_dropped') {
-        const { steerId, turnId, position, text, reason } = err.details as Omit<DroppedReceipt, 'status'>;
-        return { status: 'dropped', steerId, turnId, position, text, reason };
+        const { steerId, turnId, position, text, reason, nextTurnId } = err.details as Omit<DroppedReceipt, 'status'>;
+        return { status: 'dropped', steerId, turnId, position, text, reason, ...(nextTurnId ? { nextTurnId } : {}) };
       }
       throw err;
     }
@@ -207,6 +230,14 @@ class StreamDropped extends Error {}
 
 function retryable(err: SteerlineClientError): boolean {
   return err.status >= 500 || err.status === 0 || err.code === 'rate_limited';
+}
+
+function lifecycle(opts: SteerOptions): Record<string, unknown> {
+  return {
+    ...(opts.steerId ? { steerId: opts.steerId } : {}),
+    ...(opts.onTurnEnd ? { onTurnEnd: opts.onTurnEnd } : {}),
+    ...(opts.ttlMs !== undefined ? { ttlMs: opts.ttlMs } : {}),
+  };
 }
 
 function seg(id: string): string {

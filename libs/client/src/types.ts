@@ -1,8 +1,8 @@
-import type { Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, LiveMessage, ModelSpec, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
+import type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, LiveMessage, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
 
 // Type-only imports: the client has no run-time dependency on the contracts
 // (nor on NATS or zod); only `fetch`, which Node 18+ and browsers have.
-export type { Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, LiveMessage, ModelSpec, SteerlineEvent, TurnLimits, TurnView };
+export type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, LiveMessage, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView };
 
 interface ReceiptBase {
   steerId: string;
@@ -28,6 +28,8 @@ export interface QueuedReceipt extends ReceiptBase {
 export interface DroppedReceipt extends ReceiptBase {
   status: 'dropped';
   reason: DropReason;
+  /** Reason `moved_to_next_turn`: the turn whose prompt holds this steer's text. */
+  nextTurnId?: string;
 }
 
 export type Receipt = DeliveredReceipt | QueuedReceipt | DroppedReceipt;
@@ -36,11 +38,30 @@ export interface StartTurnInput {
   prompt: string;
   model?: ModelSpec | { provider: 'scripted'; script?: unknown[]; name?: string };
   limits?: Partial<TurnLimits>;
+  /** Calls of these tools (`["*"]`: every tool) wait for `approve` or `deny` before they run. */
+  approvals?: ApprovalPolicy;
+  /** `queue`: while another turn runs, queue this one to start after it (answer `status: "queued"`, `position`). */
+  whenBusy?: 'reject' | 'queue';
+}
+
+/** A started turn, or one queued behind the running turn at `position` (1 = next). */
+export interface StartedTurn {
+  turnId: string;
+  status?: 'running' | 'queued';
+  position?: number;
 }
 
 export interface SteerOptions {
   /** Your own id for the steer: resubmitting it is idempotent (same receipt, no second steer). */
   steerId?: string;
+  /**
+   * What becomes of the steer if the model ends the turn before reading it:
+   * `continue` (default) delivers it and the turn goes on, `drop` drops it
+   * `turn_ended`, `next_turn` makes it the prompt of a follow-up turn.
+   */
+  onTurnEnd?: 'continue' | 'drop' | 'next_turn';
+  /** Dropped `expired` if still queued this many ms after it was accepted (1 000–3 600 000). */
+  ttlMs?: number;
   /** Wait up to this many seconds (at most 60) for delivery or drop before answering. */
   waitSeconds?: number;
   signal?: AbortSignal;

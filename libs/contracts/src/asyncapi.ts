@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import {
   CancelTurnCommand,
+  DecideApprovalCommand,
+  EditSteerCommand,
   ConversationQuery,
   CreateConversationCommand,
   StartTurnCommand,
@@ -12,7 +14,7 @@ import {
 } from './commands';
 import { ConversationsQuery } from './conversation-list';
 import { eventConsumerConfig } from './consumer-kit';
-import { EVENT_TYPES, type EventType } from './events';
+import { EVENT_TYPES, isSteerEventType, type EventType } from './events';
 import { eventJsonSchema, readerJsonSchema, type JsonSchema } from './json-schema';
 import { ModelDeltaSchema, ToolProgressSchema } from './live';
 import { streamConfig } from './nats';
@@ -42,13 +44,17 @@ export const ASYNCAPI_DOC_VERSION = '1.0.0';
 const EVENT_SUMMARIES: Record<EventType, string> = {
   ConversationCreated: 'A conversation exists; the first event of its subject (seq 0, no turn).',
   TurnStarted: 'A turn began: prompt, model, limits and the engine that owns it.',
+  TurnQueued: 'A turn was queued behind the running one; it starts (TurnStarted) when the turns before it have ended, unless cancelled first.',
   TurnResumed: 'Another engine (or the same one, restarted) adopted the running turn from the log and goes on with it; attempt counts the resumes.',
   ModelRequested: 'The engine sent model request `step`, carrying the steers in `steerIds`.',
   ModelResponded: 'The model answered step `step`: text and tool calls.',
   ToolCallStarted: 'A tool call of step `step` started.',
   ToolCallFinished: 'A tool call finished, with its output or error.',
+  ToolApprovalRequested: 'A tool call of step `step` waits for a person’s decision before it starts.',
+  ToolApprovalDecided: 'A waiting tool call was approved or denied, by the person, the timeout or the turn’s end.',
   SteerQueued: 'A steer was accepted into the turn’s queue at `position`.',
   SteeringDelivered: 'A steer was delivered at a boundary; the model request `requestStep` carries `rendered`.',
+  SteerEdited: 'A queued steer’s text was replaced; its position is unchanged and the model will read `text`.',
   SteerDropped: 'A queued steer was settled without delivery; `text` is handed back.',
   TurnCompleted: 'The turn ended with the model’s final text.',
   TurnCancelled: 'The turn was cancelled; queued steers were dropped first.',
@@ -76,9 +82,12 @@ function requestSpecs(): RequestSpec[] {
   return [
     { id: 'createConversation', subject: p.createConversation, summary: 'Create a conversation (appends ConversationCreated).', request: CreateConversationCommand, reply: r.createConversation, queue: p.engineQueue },
     { id: 'startTurn', subject: p.startTurn, summary: 'Start a turn; any engine may take it and then owns it.', request: StartTurnCommand, reply: r.startTurn, queue: p.engineQueue },
+    { id: 'queueTurn', subject: p.conversationQueue(CONVERSATION), summary: 'A start with whenBusy "queue", forwarded to the engine that owns the conversation’s running turn.', request: StartTurnCommand, reply: r.startTurn },
     { id: 'steerTurn', subject: p.turnSteer(TURN), summary: 'Steer a running turn by id; answered by its owner only (no responders: turn_not_running).', request: SubmitSteerCommand, reply: r.steer },
     { id: 'steerConversation', subject: p.conversationSteer(CONVERSATION), summary: 'Steer the running turn of a conversation, optionally guarded by expectedTurnId.', request: SubmitConversationSteerCommand, reply: r.steer },
+    { id: 'editSteer', subject: p.editSteer(TURN), summary: 'Replace a queued steer’s text (SteerEdited); already_delivered or steer_dropped once settled.', request: EditSteerCommand, reply: r.steer },
     { id: 'withdrawSteer', subject: p.withdraw(TURN), summary: 'Withdraw a queued steer (SteerDropped withdrawn).', request: WithdrawSteerCommand, reply: r.withdraw },
+    { id: 'decideApproval', subject: p.decideApproval(TURN), summary: 'Approve or deny a tool call waiting for a decision; the same decision again answers the same.', request: DecideApprovalCommand, reply: r.decideApproval },
     { id: 'cancelTurn', subject: p.cancel(TURN), summary: 'Cancel a running turn; a full queue never blocks it.', request: CancelTurnCommand, reply: r.cancel },
     { id: 'queryConversation', subject: p.queryConversation, summary: 'The conversation read model: transcript, turns, steers.', request: ConversationQuery, reply: r.queryConversation, queue: p.persistenceQueue },
     { id: 'queryConversations', subject: p.queryConversations, summary: 'The tenant’s conversations, newest first, a page at a time (keyset cursor).', request: ConversationsQuery, reply: r.queryConversations, queue: p.persistenceQueue },
@@ -113,7 +122,7 @@ function requestJsonSchema(schema: z.ZodType): JsonSchema {
 }
 
 function eventHeaders(type: EventType): JsonSchema {
-  const steer = type === 'SteerQueued' || type === 'SteeringDelivered' || type === 'SteerDropped';
+  const steer = isSteerEventType(type);
   return {
     type: 'object',
     properties: {

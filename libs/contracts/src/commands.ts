@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { BOUNDARIES, DROP_REASONS } from './events';
+import { APPROVAL_DECIDERS, APPROVAL_DECISIONS, BOUNDARIES, DROP_REASONS, ON_TURN_END } from './events';
 import { SteerlineError, type ErrorBody } from './errors';
-import { PROMPT_MAX, STEER_TEXT_MAX, TurnLimitsSchema } from './limits';
+import { ApprovalPolicySchema, PROMPT_MAX, STEER_TEXT_MAX, STEER_TTL_MS, TurnLimitsSchema } from './limits';
 import { ModelSpecSchema } from './models';
 
 // Control characters other than tab, newline and carriage return are refused:
@@ -31,13 +31,36 @@ export const StartTurnCommand = z
     prompt: z.string().min(1).max(PROMPT_MAX),
     model: ModelSpecSchema.optional(),
     limits: TurnLimitsSchema.partial().strict().optional(),
+    approvals: ApprovalPolicySchema.optional(),
+    /** `queue`: while another turn runs, queue this one behind it instead of answering turn_already_running. */
+    whenBusy: z.enum(['reject', 'queue']).optional(),
   })
   .strict();
-export const SubmitSteerCommand = z.object({ tenantId, text: steerText, steerId: uuid.optional() }).strict();
-export const SubmitConversationSteerCommand = z
-  .object({ tenantId, text: steerText, steerId: uuid.optional(), expectedTurnId: uuid.optional() })
+/** The answer to a start: running at once, or queued at `position`. */
+export const StartTurnAnswerSchema = z
+  .object({ turnId: uuid, status: z.enum(['running', 'queued']).optional(), position: z.number().int().positive().optional() })
   .strict();
+export type StartTurnAnswer = z.infer<typeof StartTurnAnswerSchema>;
+/** A steer's own lifecycle (docs/design.md §8.3), on both steer routes. */
+export const steerLifecycle = {
+  onTurnEnd: z.enum(ON_TURN_END).optional(),
+  ttlMs: z.number().int().min(STEER_TTL_MS.min).max(STEER_TTL_MS.max).optional(),
+};
+export const SubmitSteerCommand = z.object({ tenantId, text: steerText, steerId: uuid.optional(), ...steerLifecycle }).strict();
+export const SubmitConversationSteerCommand = z
+  .object({ tenantId, text: steerText, steerId: uuid.optional(), expectedTurnId: uuid.optional(), ...steerLifecycle })
+  .strict();
+export const EditSteerCommand = z.object({ tenantId, steerId: uuid, text: steerText }).strict();
 export const WithdrawSteerCommand = z.object({ tenantId, steerId: uuid }).strict();
+export const APPROVAL_VERDICTS = ['approve', 'deny'] as const;
+export const DecideApprovalCommand = z
+  .object({ tenantId, toolCallId: z.string().min(1).max(256), decision: z.enum(APPROVAL_VERDICTS), reason: z.string().max(500).optional() })
+  .strict();
+/** The answer to a decision, the first one and every same one after it. */
+export const ApprovalAnswerSchema = z
+  .object({ toolCallId: z.string(), decision: z.enum(APPROVAL_DECISIONS), reason: z.string().optional(), by: z.enum(APPROVAL_DECIDERS) })
+  .strict();
+export type ApprovalAnswer = z.infer<typeof ApprovalAnswerSchema>;
 export const CancelTurnCommand = z.object({ tenantId, reason: z.string().max(500).optional() }).strict();
 
 export const CONVERSATION_SECTIONS = ['turns', 'messages', 'steers'] as const;
@@ -64,6 +87,8 @@ export type StartTurnCommand = z.infer<typeof StartTurnCommand>;
 export type SubmitSteerCommand = z.infer<typeof SubmitSteerCommand>;
 export type SubmitConversationSteerCommand = z.infer<typeof SubmitConversationSteerCommand>;
 export type WithdrawSteerCommand = z.infer<typeof WithdrawSteerCommand>;
+export type EditSteerCommand = z.infer<typeof EditSteerCommand>;
+export type DecideApprovalCommand = z.infer<typeof DecideApprovalCommand>;
 export type CancelTurnCommand = z.infer<typeof CancelTurnCommand>;
 export type ConversationQuery = z.infer<typeof ConversationQuery>;
 export type TurnQuery = z.infer<typeof TurnQuery>;
@@ -84,11 +109,13 @@ export const ReceiptSchema = z
     boundary: z.enum(BOUNDARIES).optional(),
     requestStep: z.number().int().positive().optional(),
     reason: z.enum(DROP_REASONS).optional(),
+    /** A steer moved to the next turn: that turn's id. */
+    nextTurnId: uuid.optional(),
   })
   .strict();
 export type Receipt = z.infer<typeof ReceiptSchema>;
 
-export const TURN_STATUSES = ['running', 'completed', 'cancelled', 'failed'] as const;
+export const TURN_STATUSES = ['queued', 'running', 'completed', 'cancelled', 'failed'] as const;
 export type TurnStatus = (typeof TURN_STATUSES)[number];
 
 /** Every request/reply answer: the data, or a typed error. */

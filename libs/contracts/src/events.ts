@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TurnLimitsSchema } from './limits';
+import { ApprovalPolicySchema, TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema, UsageSchema } from './models';
 
 export const BOUNDARIES = ['tool_results', 'turn_end'] as const;
@@ -15,8 +15,24 @@ export const DROP_REASONS = [
   'engine_lost',
   /** Written by engines before durable turns; a stopping engine now hands its turns over instead. */
   'engine_shutdown',
+  /** An `onTurnEnd: "drop"` steer still queued at a text-only end. */
+  'turn_ended',
+  /** An `onTurnEnd: "next_turn"` steer: its text is the prompt of `nextTurnId`. */
+  'moved_to_next_turn',
+  /** Still queued at the deadline its `ttlMs` set. */
+  'expired',
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
+
+/** What becomes of a steer the turn ends without delivering (docs/design.md §8.3); `continue` is the default. */
+export const ON_TURN_END = ['continue', 'drop', 'next_turn'] as const;
+export type OnTurnEnd = (typeof ON_TURN_END)[number];
+
+export const APPROVAL_DECISIONS = ['approved', 'denied'] as const;
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+/** Who decided: the person, the policy's timeout, or the turn's end (cancel, failure, engine loss). */
+export const APPROVAL_DECIDERS = ['user', 'timeout', 'cancel'] as const;
+export type ApprovalDecider = (typeof APPROVAL_DECIDERS)[number];
 
 const step = z.number().int().positive();
 const uuid = z.uuid();
@@ -24,7 +40,20 @@ const uuid = z.uuid();
 export const EventDataSchemas = {
   ConversationCreated: z.object({}).strict(),
   TurnStarted: z
-    .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string() })
+    .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string(), approvals: ApprovalPolicySchema.optional() })
+    .strict(),
+  /** A turn waits behind the conversation's running one (docs/design.md §8.3); `TurnStarted` or `TurnCancelled` follows. */
+  TurnQueued: z
+    .object({
+      prompt: z.string(),
+      model: ModelSpecSchema,
+      limits: TurnLimitsSchema,
+      approvals: ApprovalPolicySchema.optional(),
+      /** 1 = the next to start. */
+      position: z.number().int().positive(),
+      /** A follow-up made of `next_turn` steers: the turn they were moved from. */
+      fromTurnId: uuid.optional(),
+    })
     .strict(),
   /** Another engine (or the same one, restarted) took the turn over from the log and goes on with it. */
   TurnResumed: z
@@ -48,9 +77,31 @@ export const EventDataSchemas = {
       durationMs: z.number().nonnegative(),
     })
     .strict(),
-  SteerQueued: z
-    .object({ steerId: uuid, text: z.string(), position: z.number().int().positive(), queueDepth: z.number().int().positive() })
+  ToolApprovalRequested: z
+    .object({ step, toolCallId: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()) })
     .strict(),
+  ToolApprovalDecided: z
+    .object({
+      step,
+      toolCallId: z.string(),
+      decision: z.enum(APPROVAL_DECISIONS),
+      reason: z.string().optional(),
+      by: z.enum(APPROVAL_DECIDERS),
+    })
+    .strict(),
+  SteerQueued: z
+    .object({
+      steerId: uuid,
+      text: z.string(),
+      position: z.number().int().positive(),
+      queueDepth: z.number().int().positive(),
+      /** Absent: `continue`. */
+      onTurnEnd: z.enum(['drop', 'next_turn']).optional(),
+      /** When a steer sent with `ttlMs` expires if it is still queued. */
+      expiresAt: z.iso.datetime().optional(),
+    })
+    .strict(),
+  SteerEdited: z.object({ steerId: uuid, text: z.string(), previousText: z.string() }).strict(),
   SteeringDelivered: z
     .object({
       steerId: uuid,
@@ -64,7 +115,7 @@ export const EventDataSchemas = {
     })
     .strict(),
   SteerDropped: z
-    .object({ steerId: uuid, text: z.string(), position: z.number().int().positive(), reason: z.enum(DROP_REASONS) })
+    .object({ steerId: uuid, text: z.string(), position: z.number().int().positive(), reason: z.enum(DROP_REASONS), nextTurnId: uuid.optional() })
     .strict(),
   TurnCompleted: z.object({ steps: z.number().int().nonnegative(), text: z.string() }).strict(),
   TurnCancelled: z.object({ steps: z.number().int().nonnegative(), reason: z.string() }).strict(),
@@ -77,22 +128,32 @@ export type EventType = keyof typeof EventDataSchemas;
 export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
 export const TERMINAL_TURN_EVENTS = ['TurnCompleted', 'TurnCancelled', 'TurnFailed'] as const satisfies readonly EventType[];
 export const STEER_SETTLEMENTS = ['SteeringDelivered', 'SteerDropped'] as const satisfies readonly EventType[];
-/** The schema version every event type is written at today. */
+/** The version an event type starts at. */
 export const EVENT_VERSION = 1;
+/**
+ * Types written at a later version today. SteerDropped v2: the reasons of
+ * docs/design.md §8.3 (`turn_ended`, `moved_to_next_turn`, `expired`) and `nextTurnId`.
+ */
+const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2 };
 
-const envelopeFields = {
+/** The version every new event of `type` is written at. */
+export function eventVersion(type: EventType): number {
+  return LATER_VERSIONS[type] ?? EVENT_VERSION;
+}
+
+const envelopeFields = (version: number) => ({
   id: uuid,
-  version: z.literal(EVENT_VERSION),
+  version: z.literal(version),
   tenantId: z.string().min(1),
   conversationId: uuid,
   at: z.iso.datetime(),
-};
+});
 
 function envelope<T extends EventType>(type: T) {
   const turnScoped = type !== 'ConversationCreated';
   return z
     .object({
-      ...envelopeFields,
+      ...envelopeFields(eventVersion(type)),
       type: z.literal(type),
       turnId: turnScoped ? uuid : z.null(),
       seq: turnScoped ? z.number().int().positive() : z.literal(0),
@@ -110,7 +171,7 @@ export type EventData<T extends EventType> = z.infer<(typeof EventDataSchemas)[T
 export type SteerlineEventOf<T extends EventType> = {
   id: string;
   type: T;
-  version: typeof EVENT_VERSION;
+  version: number;
   tenantId: string;
   conversationId: string;
   turnId: T extends 'ConversationCreated' ? null : string;
@@ -125,6 +186,13 @@ export const SteerlineEventSchema = z.discriminatedUnion(
   'type',
   EVENT_TYPES.map((t) => EventSchemas[t]) as unknown as [z.ZodObject, ...z.ZodObject[]],
 );
+
+/** Events about one steer: they carry its id as a header (`STEER_ID_HEADER`). */
+export const STEER_EVENTS = ['SteerQueued', 'SteerEdited', 'SteeringDelivered', 'SteerDropped'] as const satisfies readonly EventType[];
+
+export function isSteerEventType(type: string): type is (typeof STEER_EVENTS)[number] {
+  return (STEER_EVENTS as readonly string[]).includes(type);
+}
 
 export function isTerminalTurnEvent(e: { type: string }): boolean {
   return (TERMINAL_TURN_EVENTS as readonly string[]).includes(e.type);

@@ -56,4 +56,32 @@ describe('invariant checker', () => {
     events[7] = { ...events[7], data: { step: 2, steerIds: [] } } as SteerlineEvent;
     expect(found(events)).toContain('I6');
   });
+
+  describe('I7: approvals', () => {
+    const f = () => Object.fromEntries(loadFixtures().map((x) => [x.type, JSON.parse(x.json) as SteerlineEvent]));
+    /** validTurn with its tool call waiting for approval before it starts. */
+    const withApproval = (decision: 'approved' | 'denied' | 'none', startAnyway = true): SteerlineEvent[] => {
+      const events = validTurn();
+      const fx = f();
+      const inserted: SteerlineEvent[] = [fx.ToolApprovalRequested];
+      if (decision !== 'none') inserted.push({ ...fx.ToolApprovalDecided, data: { ...fx.ToolApprovalDecided.data, decision } } as SteerlineEvent);
+      const started = startAnyway ? [events[3]] : [];
+      return [...events.slice(0, 3), ...inserted, ...started, ...events.slice(4)].map((e, i) => ({ ...e, seq: i + 1 })) as SteerlineEvent[];
+    };
+
+    it('an approved call that starts after its decision has no violation', () => {
+      expect(found(withApproval('approved'))).toEqual([]);
+    });
+
+    it('a call that starts without an approved decision, or a request never decided, violates I7', () => {
+      expect(found(withApproval('denied'))).toContain('I7');
+      expect(found(withApproval('none'))).toContain('I7');
+    });
+
+    it('a second decision on one request violates I7', () => {
+      const events = withApproval('approved');
+      const twice = [...events.slice(0, 5), { ...events[4], seq: 6 }, ...events.slice(5).map((e) => ({ ...e, seq: e.seq + 1 }))] as SteerlineEvent[];
+      expect(found(twice)).toContain('I7');
+    });
+  });
 });

@@ -1,7 +1,7 @@
 import { isTerminalTurnEvent, type SteerlineEvent, type TurnEvent } from './events';
 
-/** Invariants I1–I6 of docs/design.md §2, checked on the log alone. */
-export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'positions' | 'single_runner';
+/** Invariants I1–I6 of docs/design.md §2 and I7 of §8.2, checked on the log alone. */
+export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'positions' | 'single_runner';
 
 export interface Violation {
   invariant: InvariantId;
@@ -124,7 +124,7 @@ class TurnCheck {
   private readonly v: Report;
   private nextSeq = 1;
   private terminals = 0;
-  private readonly queued = new Map<string, { position: number; settled: number }>();
+  private readonly queued = new Map<string, { position: number; settled: number; text: string }>();
   private nextPosition = 1;
   private lastDeliveredPosition = 0;
   private firstResponseSeen = false;
@@ -132,13 +132,16 @@ class TurnCheck {
   private readonly finished = new Map<number, Set<string>>();
   private pendingDeliveries: { steerId: string; requestStep: number; entry: TurnEntry }[] = [];
   private last: TurnEntry;
+  private queuedFirst = false;
+  // I7: per tool call (by step and id), its approval request and decisions.
+  private readonly approvals = new Map<string, { decisions: number; approved: boolean; started: boolean }>();
 
   constructor(first: TurnEntry, violations: Violation[]) {
     const { conversationId, turnId } = first.event;
     this.v = (invariant, message, at, steerId) => violations.push({ invariant, conversationId, turnId, steerId, streamSeq: at?.streamSeq, message });
     this.last = first;
-    // I1: TurnStarted first.
-    if (first.event.type !== 'TurnStarted') this.v('I1', `first event is ${first.event.type}, not TurnStarted`, first);
+    // I1: TurnStarted first, or TurnQueued (a queued turn, docs/design.md §8.3) then TurnStarted or TurnCancelled.
+    if (first.event.type !== 'TurnStarted' && first.event.type !== 'TurnQueued') this.v('I1', `first event is ${first.event.type}, not TurnStarted`, first);
   }
 
   add(entry: TurnEntry): void {
@@ -148,18 +151,50 @@ class TurnCheck {
     if (e.seq !== this.nextSeq) this.v('I1', `seq ${e.seq} where ${this.nextSeq} was expected`, entry);
     this.nextSeq += 1;
     if (isTerminalTurnEvent(e)) this.terminals += 1;
+    if (e.seq === 2 && this.queuedFirst && e.type !== 'TurnStarted' && e.type !== 'TurnCancelled') {
+      this.v('I1', `a queued turn went on with ${e.type}, not TurnStarted or TurnCancelled`, entry);
+    }
+    if (e.type === 'TurnQueued' && e.seq !== 1) this.v('I1', 'TurnQueued after the turn’s first event', entry);
+    if (e.seq === 1) this.queuedFirst = e.type === 'TurnQueued';
     switch (e.type) {
+      case 'ToolApprovalRequested':
+        if (this.approvals.has(callKey(e.data))) this.v('I7', `tool call ${e.data.toolCallId} asked for approval twice`, entry);
+        this.approvals.set(callKey(e.data), { decisions: 0, approved: false, started: false });
+        break;
+      case 'ToolApprovalDecided': {
+        const a = this.approvals.get(callKey(e.data));
+        if (!a) this.v('I7', `decision on tool call ${e.data.toolCallId} without an earlier ToolApprovalRequested`, entry);
+        else if (++a.decisions > 1) this.v('I7', `tool call ${e.data.toolCallId} decided ${a.decisions} times`, entry);
+        else a.approved = e.data.decision === 'approved';
+        break;
+      }
+      case 'ToolCallStarted': {
+        const a = this.approvals.get(callKey(e.data));
+        if (a && !a.approved) this.v('I7', `tool call ${e.data.toolCallId} started without an approved decision`, entry);
+        if (a && a.started) this.v('I7', `tool call ${e.data.toolCallId} started twice`, entry);
+        if (a) a.started = true;
+        break;
+      }
       case 'SteerQueued':
         if (this.queued.has(e.data.steerId)) this.v('I2', 'steer queued twice', entry, e.data.steerId);
         if (e.data.position !== this.nextPosition) this.v('positions', `position ${e.data.position} where ${this.nextPosition} was expected`, entry, e.data.steerId);
         this.nextPosition = e.data.position + 1;
-        this.queued.set(e.data.steerId, { position: e.data.position, settled: 0 });
+        this.queued.set(e.data.steerId, { position: e.data.position, settled: 0, text: e.data.text });
         break;
+      case 'SteerEdited': {
+        // An edit only ever changes a queued steer, and what settles it carries the last text.
+        const q = this.queued.get(e.data.steerId);
+        if (!q || q.settled > 0) this.v('I2', 'edit of a steer that is not queued', entry, e.data.steerId);
+        else if (q.text !== e.data.previousText) this.v('I2', 'edit whose previousText is not the steer’s text', entry, e.data.steerId);
+        else q.text = e.data.text;
+        break;
+      }
       case 'SteeringDelivered':
       case 'SteerDropped': {
         const q = this.queued.get(e.data.steerId);
         if (!q) this.v('I2', `${e.type} without an earlier SteerQueued`, entry, e.data.steerId);
         else if (++q.settled > 1) this.v('I2', `steer settled ${q.settled} times`, entry, e.data.steerId);
+        else if (q.text !== e.data.text) this.v('I2', `${e.type} carries a text that is not the steer’s last one`, entry, e.data.steerId);
         if (e.type === 'SteerDropped') break;
         if (!this.firstResponseSeen) this.v('I5', 'delivery before the first ModelResponded', entry, e.data.steerId);
         if (e.data.position <= this.lastDeliveredPosition) this.v('I3', `delivered position ${e.data.position} after ${this.lastDeliveredPosition}`, entry, e.data.steerId);
@@ -203,12 +238,15 @@ class TurnCheck {
     for (const d of this.pendingDeliveries) this.v('I4', `delivered for request ${d.requestStep}, which was never sent`, d.entry, d.steerId);
     if (this.terminals > 0 || opts.requireSettled) {
       for (const [steerId, q] of this.queued) if (q.settled === 0) this.v('I2', 'accepted steer never settled', last, steerId);
+      for (const [key, a] of this.approvals) if (a.decisions === 0) this.v('I7', `approval request ${key} never decided`, last);
     }
     const settled = new Set<string>();
     for (const [steerId, q] of this.queued) if (q.settled > 0) settled.add(steerId);
     return new EndedTurn(this.v, settled, new Set(this.queued.keys()), this.terminals);
   }
 }
+
+const callKey = (d: { step: number; toolCallId: string }) => `${d.step}/${d.toolCallId}`;
 
 function checkBoundary(
   e: Extract<TurnEvent, { type: 'SteeringDelivered' }>,

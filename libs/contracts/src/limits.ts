@@ -44,3 +44,26 @@ export const TurnLimitsSchema = z
 export type TurnLimits = z.infer<typeof TurnLimitsSchema>;
 
 export const DEFAULT_LIMITS: TurnLimits = TurnLimitsSchema.parse({});
+
+/** A steer's `ttlMs` (docs/design.md §8.3). */
+export const STEER_TTL_MS = { min: 1_000, max: 3_600_000 } as const;
+/** Turns a conversation may hold queued behind its running one. */
+export const MAX_QUEUED_TURNS = 10;
+
+/** Tool-call approvals (docs/design.md §8.2): which tools wait for a person, and for how long at most. */
+export const APPROVALS = { maxTools: 100, nameMax: 64, timeoutMs: { min: 1_000, max: 86_400_000 } } as const;
+
+export const ApprovalPolicySchema = z
+  .object({
+    /** `["*"]` asks for every tool; otherwise the tool names that wait. */
+    tools: z.array(z.string().min(1).max(APPROVALS.nameMax)).min(1).max(APPROVALS.maxTools),
+    /** Without it a call waits until a person decides or the turn ends. */
+    timeoutMs: z.number().int().min(APPROVALS.timeoutMs.min).max(APPROVALS.timeoutMs.max).optional(),
+  })
+  .strict();
+export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
+
+/** Whether a call of `tool` must wait for a decision under `policy`. */
+export function needsApproval(policy: ApprovalPolicy | undefined, tool: string): boolean {
+  return !!policy && (policy.tools.includes('*') || policy.tools.includes(tool));
+}

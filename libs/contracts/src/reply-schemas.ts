@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BOUNDARIES, DROP_REASONS } from './events';
 import { ERROR_CODES } from './errors';
-import { ConversationCursorSchema, ReceiptSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
+import { ApprovalAnswerSchema, ConversationCursorSchema, ReceiptSchema, StartTurnAnswerSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
 import { ConversationListPageSchema } from './conversation-list';
 import { TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema } from './models';
@@ -35,6 +35,7 @@ export const SteerViewSchema = z.object({
   step: z.number().int().positive().optional(),
   boundary: z.enum(BOUNDARIES).optional(),
   requestStep: z.number().int().positive().optional(),
+  nextTurnId: uuid.optional(),
   queuedAt: at,
   settledAt: at.optional(),
 });
@@ -54,10 +55,19 @@ const turnFields = {
   endedAt: at.optional(),
 };
 
+export const PendingApprovalSchema = z.object({
+  toolCallId: z.string(),
+  step: z.number().int().positive(),
+  name: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  requestedAt: at,
+});
+
 export const TurnViewSchema = z.object({
   ...turnFields,
   conversationId: uuid,
   steers: z.object({ queued: z.number().int().nonnegative(), delivered: z.number().int().nonnegative(), dropped: z.number().int().nonnegative() }),
+  pendingApprovals: z.array(PendingApprovalSchema),
 });
 
 export const ConversationViewSchema = z.object({
@@ -85,10 +95,11 @@ export function replySchema<T extends z.ZodType>(data: T) {
 /** The data each request subject answers with. */
 export const ReplyDataSchemas = {
   createConversation: z.object({ id: uuid }),
-  startTurn: z.object({ turnId: uuid }),
+  startTurn: StartTurnAnswerSchema,
   steer: ReceiptSchema,
   withdraw: ReceiptSchema,
   cancel: z.object({ accepted: z.literal(true) }),
+  decideApproval: ApprovalAnswerSchema,
   queryConversation: ConversationPageSchema,
   queryConversations: ConversationListPageSchema,
   queryTurn: TurnViewSchema,

@@ -38,9 +38,12 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     createConversation: `${prefix}.cmd.conversation.create`,
     startTurn: `${prefix}.cmd.turn.start`,
     turnSteer: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.steer`,
+    conversationQueue: (conversationId: string) => `${prefix}.cmd.conv.${token(conversationId, 'conversationId')}.queue`,
     conversationSteer: (conversationId: string) => `${prefix}.cmd.conv.${token(conversationId, 'conversationId')}.steer`,
     withdraw: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.withdraw`,
     cancel: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.cancel`,
+    editSteer: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.edit`,
+    decideApproval: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.approval`,
     /** Everything a turn's owner answers; one wildcard subscription per running turn. */
     turnCommands: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.*`,
     queryConversation: `${prefix}.qry.conversation`,

@@ -59,8 +59,13 @@ describe('upcasters', () => {
     expect(steerQueuedV0).toEqual(original);
   });
 
-  it('the contract registers no upcaster while every event type is at its first version', () => {
-    expect(Object.values(CURRENT_VERSIONS).every((v) => v === 1)).toBe(true);
-    expect(upcasters.list()).toEqual([]);
+  it('the contract registers exactly one upcaster for every step below each type’s current version', () => {
+    const needed = Object.entries(CURRENT_VERSIONS).flatMap(([type, v]) => Array.from({ length: v - 1 }, (_, i) => ({ type, fromVersion: i + 1 })));
+    expect(upcasters.list()).toEqual(needed);
+  });
+
+  it('a SteerDropped v1 reads as v2 unchanged', () => {
+    const v1 = JSON.parse(loadFixtures().find((f) => f.file === 'SteerDropped.v1.json')!.json);
+    expect(decodeEvent(JSON.stringify(v1))).toMatchObject({ ok: true, upcastFrom: 1, event: { ...v1, version: 2 } });
   });
 });

@@ -81,8 +81,9 @@ function stepKey(type: string, fromVersion: number): string {
 }
 
 /**
- * Every upcaster of the contract. Empty: every event type is still at its
- * first version, so there is nothing older to read. `upcasters.spec.ts` shows
- * the mechanism on a synthetic v0.
+ * Every upcaster of the contract. `upcasters.spec.ts` shows the mechanism on a
+ * synthetic v0.
  */
-export const upcasters = new UpcasterRegistry();
+export const upcasters = new UpcasterRegistry()
+  // v2 only added drop reasons and an optional `nextTurnId`: every v1 event is a valid v2 one.
+  .register('SteerDropped', 1, (event) => event);

@@ -15,8 +15,19 @@ export interface SteerView {
   step?: number;
   boundary?: Boundary;
   requestStep?: number;
+  /** A steer moved to the next turn: that turn. */
+  nextTurnId?: string;
   queuedAt: string;
   settledAt?: string;
+}
+
+/** A tool call waiting for a person's decision (docs/design.md §8.2). */
+export interface PendingApproval {
+  toolCallId: string;
+  step: number;
+  name: string;
+  args: Record<string, unknown>;
+  requestedAt: string;
 }
 
 export interface TurnView {
@@ -33,6 +44,7 @@ export interface TurnView {
   /** How many times the turn moved to another engine. */
   resumes: number;
   steers: { queued: number; delivered: number; dropped: number };
+  pendingApprovals: PendingApproval[];
   startedAt: string;
   endedAt?: string;
 }
@@ -40,7 +52,7 @@ export interface TurnView {
 export interface ConversationView {
   id: string;
   createdAt: string;
-  turns: Omit<TurnView, 'steers' | 'conversationId'>[] | TurnView[];
+  turns: Omit<TurnView, 'steers' | 'conversationId' | 'pendingApprovals'>[] | TurnView[];
   messages: ChatMessage[];
   steers: SteerView[];
 }

@@ -3,6 +3,7 @@
 // @steerline/contracts — no engine, gateway or persistence code — so what it
 // needs is what any outside consumer has.
 import {
+  STEER_EVENTS,
   consumeEvents,
   type ConsumeEventsOptions,
   type EventConsumer,
@@ -30,8 +31,6 @@ export function emptyStore(): BoardStore {
   return { rows: new Map(), checkpoint: 0, applied: new Map() };
 }
 
-const STEER_EVENTS: EventType[] = ['SteerQueued', 'SteeringDelivered', 'SteerDropped'];
-
 export class SteerStatusBoard {
   private consumer?: EventConsumer;
 
@@ -43,7 +42,7 @@ export class SteerStatusBoard {
       nc,
       prefix,
       durable,
-      types: STEER_EVENTS,
+      types: [...STEER_EVENTS] as EventType[],
       fromSeq: this.store.checkpoint + 1,
       onEvent: (event) => this.apply(event),
       checkpoint: (seq) => {
@@ -73,14 +72,20 @@ export class SteerStatusBoard {
         this.store.rows.set(steerId, { steerId, turnId: event.turnId, conversationId: event.conversationId, status: 'queued', position, text });
         return;
       }
+      case 'SteerEdited':
+        // A queued steer's new text: the one the model will read, or the one handed back.
+        this.settle(event.data.steerId, { text: event.data.text });
+        return;
       case 'SteeringDelivered': {
         const { steerId, step, boundary, requestStep } = event.data;
         this.settle(steerId, { status: 'delivered', step, boundary, requestStep });
         return;
       }
-      case 'SteerDropped':
-        this.settle(event.data.steerId, { status: 'dropped', reason: event.data.reason });
+      case 'SteerDropped': {
+        const { steerId, reason, nextTurnId } = event.data;
+        this.settle(steerId, { status: 'dropped', reason, ...(nextTurnId && { nextTurnId }) });
         return;
+      }
     }
   }
 

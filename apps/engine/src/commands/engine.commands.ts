@@ -2,6 +2,8 @@ import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import {
   CancelTurnCommand,
   CreateConversationCommand,
+  DecideApprovalCommand,
+  EditSteerCommand,
   EVENT_VERSION,
   StartTurnCommand,
   SteerlineError,
@@ -9,8 +11,10 @@ import {
   SubmitSteerCommand,
   WithdrawSteerCommand,
   parseBody,
+  request,
   serve,
   uuidv7,
+  type StartTurnAnswer,
   type SteerlineEventOf,
   type Subjects,
 } from '@steerline/contracts';
@@ -27,16 +31,49 @@ const onError = (err: unknown, context: { subject: string }) =>
 export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry): Subscription[] {
   return [
     serve(nc, s.createConversation, (body) => createConversation(parseBody(CreateConversationCommand, body), s, log), { queue: s.engineQueue, onError }),
-    serve(
-      nc,
-      s.startTurn,
-      async (body) => {
-        const runner = await turns.start(parseBody(StartTurnCommand, body));
-        return { turnId: runner.turnId };
-      },
-      { queue: s.engineQueue, onError },
-    ),
+    serve(nc, s.startTurn, (body) => startOrQueue(nc, s, turns, parseBody(StartTurnCommand, body)), { queue: s.engineQueue, onError }),
   ];
+}
+
+/**
+ * Any engine may take a start. A `whenBusy: "queue"` start of a conversation
+ * another engine runs is forwarded to that owner, the only one that may
+ * append to the conversation; when the owner has just let go, the start is
+ * tried here again.
+ */
+async function startOrQueue(nc: NatsConnection, s: Subjects, turns: TurnRegistry, command: StartTurnCommand): Promise<StartTurnAnswer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await turns.start(command);
+    } catch (err) {
+      const busy = err instanceof SteerlineError && err.code === 'turn_already_running';
+      if (!busy || command.whenBusy !== 'queue' || turns.runningIn(command.conversationId) || attempt >= 3) throw err;
+    }
+    try {
+      return await request<StartTurnAnswer>(nc, s.conversationQueue(command.conversationId), command, { timeoutMs: FORWARD_TIMEOUT_MS, noResponders: 'unavailable' });
+    } catch (err) {
+      if (!(err instanceof SteerlineError && err.code === 'unavailable') || attempt >= 3) throw err;
+    }
+  }
+}
+
+const FORWARD_TIMEOUT_MS = 5000;
+
+/** A queued turn's subjects: its cancel is answered; anything else waits until it runs. */
+export function subscribeQueuedTurn(nc: NatsConnection, s: Subjects, turn: { turnId: string; tenantId: string }, cancel: (reason: string) => Promise<void>): Subscription {
+  return serve(
+    nc,
+    s.turnCommands(turn.turnId),
+    async (body, msg) => {
+      const verb = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
+      if (verb !== 'cancel') throw new SteerlineError('turn_not_running', `turn ${turn.turnId} is queued and has not started`);
+      const command = parseBody(CancelTurnCommand, body);
+      if (command.tenantId !== turn.tenantId) throw new SteerlineError('not_found', `turn ${turn.turnId} not found`);
+      await cancel(command.reason ?? 'cancelled by the client');
+      return { accepted: true };
+    },
+    { onError },
+  );
 }
 
 async function createConversation(command: CreateConversationCommand, s: Subjects, log: EventLog): Promise<{ id: string }> {
@@ -62,8 +99,8 @@ async function createConversation(command: CreateConversationCommand, s: Subject
   return { id };
 }
 
-/** The owner's subjects of one running turn: steer, withdraw, cancel, and steers by conversation. */
-export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunner): Subscription[] {
+/** The owner's subjects of one running turn: steer, edit, withdraw, approval, cancel, and steers by conversation. */
+export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunner, turns: TurnRegistry): Subscription[] {
   const owned = (tenantId: string) => {
     // Another tenant's turn does not exist for this caller.
     if (tenantId !== runner.tenantId) throw new SteerlineError('not_found', `turn ${runner.turnId} not found`);
@@ -74,12 +111,22 @@ export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunne
       case 'steer': {
         const command = parseBody(SubmitSteerCommand, body);
         owned(command.tenantId);
-        return runner.submitSteer(command.steerId ?? uuidv7(), command.text);
+        return runner.submitSteer(command.steerId ?? uuidv7(), command.text, command);
+      }
+      case 'edit': {
+        const command = parseBody(EditSteerCommand, body);
+        owned(command.tenantId);
+        return runner.editSteer(command.steerId, command.text);
       }
       case 'withdraw': {
         const command = parseBody(WithdrawSteerCommand, body);
         owned(command.tenantId);
         return runner.withdraw(command.steerId);
+      }
+      case 'approval': {
+        const command = parseBody(DecideApprovalCommand, body);
+        owned(command.tenantId);
+        return runner.decideApproval(command.toolCallId, command.decision === 'approve' ? 'approved' : 'denied', command.reason);
       }
       case 'cancel': {
         const command = parseBody(CancelTurnCommand, body);
@@ -98,7 +145,17 @@ export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunne
     if (command.expectedTurnId && command.expectedTurnId !== runner.turnId) {
       throw new SteerlineError('turn_moved_on', `the running turn is ${runner.turnId}`, { turnId: runner.turnId });
     }
-    return runner.submitSteer(command.steerId ?? uuidv7(), command.text);
+    return runner.submitSteer(command.steerId ?? uuidv7(), command.text, command);
   };
-  return [serve(nc, s.turnCommands(runner.turnId), onTurnCommand, { onError }), serve(nc, s.conversationSteer(runner.conversationId), onConversationSteer, { onError })];
+  // Starts with whenBusy "queue" forwarded by other engines: queued here, by the conversation's writer.
+  const onQueue = async (body: unknown) => {
+    const command = parseBody(StartTurnCommand, body);
+    owned(command.tenantId);
+    return turns.start(command);
+  };
+  return [
+    serve(nc, s.turnCommands(runner.turnId), onTurnCommand, { onError }),
+    serve(nc, s.conversationSteer(runner.conversationId), onConversationSteer, { onError }),
+    serve(nc, s.conversationQueue(runner.conversationId), onQueue, { onError }),
+  ];
 }

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, headers } from '@nats-io/transport-node';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import {
+  isSteerEventType,
   EVENT_TYPE_HEADER,
   JS_WRONG_LAST_SEQUENCE,
   STEER_ID_HEADER,
@@ -135,8 +136,6 @@ export class EventLog {
 function eventHeaders(event: SteerlineEvent) {
   const h = headers();
   h.set(EVENT_TYPE_HEADER, event.type);
-  if (event.type === 'SteerQueued' || event.type === 'SteeringDelivered' || event.type === 'SteerDropped') {
-    h.set(STEER_ID_HEADER, event.data.steerId);
-  }
+  if (isSteerEventType(event.type)) h.set(STEER_ID_HEADER, (event.data as { steerId: string }).steerId);
   return h;
 }

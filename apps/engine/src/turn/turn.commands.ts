@@ -1,16 +1,28 @@
-import type { DropReason, ModelSpec, ToolCall, TurnLimits, Usage } from '@steerline/contracts';
+import type { ApprovalDecision, ApprovalPolicy, DropReason, ModelSpec, OnTurnEnd, ToolCall, TurnLimits, Usage } from '@steerline/contracts';
 
 /** What the runner and the command handlers ask of a turn. Imperative names. */
 export type TurnCommand =
-  | { type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; prompt: string; model: ModelSpec; limits: TurnLimits; engineId: string }
-  | { type: 'SubmitSteer'; steerId: string; text: string }
+  | { type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; prompt: string; model: ModelSpec; limits: TurnLimits; engineId: string; approvals?: ApprovalPolicy }
+  /** `expiresAt`: the shell turns a steer's `ttlMs` into a deadline, as the decider has no clock. */
+  /** Queues the turn behind the conversation's running one; `StartTurn` or `CancelTurn` follows. */
+  | { type: 'QueueTurn'; prompt: string; model: ModelSpec; limits: TurnLimits; approvals?: ApprovalPolicy; position: number; fromTurnId?: string }
+  | { type: 'SubmitSteer'; steerId: string; text: string; onTurnEnd?: OnTurnEnd; expiresAt?: string }
   | { type: 'WithdrawSteer'; steerId: string }
-  | { type: 'RecordModelAnswer'; step: number; text: string; toolCalls: ToolCall[]; usage?: Usage }
+  | { type: 'EditSteer'; steerId: string; text: string }
+  /** A steer's deadline passed: it is dropped `expired` if, and only if, it is still queued. */
+  | { type: 'ExpireSteer'; steerId: string }
+  /**
+   * `nextTurnId`: an id the shell mints for the follow-up turn, used only if
+   * this answer moves the turn's first `next_turn` steer (docs/design.md §8.3).
+   */
+  | { type: 'RecordModelAnswer'; step: number; text: string; toolCalls: ToolCall[]; usage?: Usage; nextTurnId?: string }
   /**
    * A tool's result. An error is shown to the model, which may act on it; a
    * `fatal` one (the tool itself says the work cannot go on) fails the turn.
    */
   | { type: 'RecordToolResult'; step: number; toolCallId: string; name: string; ok: boolean; output?: unknown; error?: { code: string; message: string }; fatal?: boolean; durationMs: number }
+  /** A person's decision on a waiting tool call, or the policy's timeout denying it. */
+  | { type: 'DecideApproval'; toolCallId: string; decision: ApprovalDecision; reason?: string; by: 'user' | 'timeout' }
   | { type: 'FailTurn'; code: string; message: string }
   | { type: 'CancelTurn'; reason: string }
   /**

@@ -1,20 +1,27 @@
 import fc from 'fast-check';
-import { SteerlineError, checkInvariants, type TurnEvent } from '@steerline/contracts';
+import { DEFAULT_LIMITS, SteerlineError, checkInvariants, type ApprovalPolicy, type TurnEvent } from '@steerline/contracts';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
-import type { TurnState } from './turn.state';
-import { call, newTurnState, startCommand, steerId } from './turn.fixtures';
+import { pendingApprovals, type TurnState } from './turn.state';
+import { NEXT_TURN_ID, call, newTurnState, startCommand, steerId } from './turn.fixtures';
 
 /** One random step of the outside world; interpreted against the current state. */
 const Action = fc.record({
-  kind: fc.constantFrom('submit', 'submit', 'submit', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'cancel', 'fail', 'abandon', 'resume'),
+  kind: fc.constantFrom('submit', 'submit', 'submit', 'submitDrop', 'submitNext', 'edit', 'expire', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'approve', 'approve', 'deny', 'timeout', 'cancel', 'fail', 'abandon', 'resume'),
   pick: fc.nat(),
   tools: fc.nat({ max: 3 }),
   ok: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
   fatal: fc.boolean(),
 });
 type Action = typeof Action extends fc.Arbitrary<infer T> ? T : never;
+
+/** A turn started at once, or queued first and then started or cancelled (docs/design.md §8.3). */
+const Opening = fc.constantFrom('start', 'start', 'queueThenStart', 'queueThenCancel');
+
+/** No policy, one tool's calls, or every call waits for a decision. */
+const Approvals = fc.constantFrom<ApprovalPolicy | undefined>(undefined, { tools: ['sleep'] }, { tools: ['*'] });
+const TOOL_NAMES = ['sleep', 'echo'];
 
 const Limits = fc.record({
   maxQueued: fc.integer({ min: 1, max: 6 }),
@@ -31,6 +38,13 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
   switch (action.kind) {
     case 'submit':
       return { type: 'SubmitSteer', steerId: steerId(nextSteer++), text: `steer ${nextSteer}` };
+    case 'submitDrop':
+    case 'submitNext':
+      return { type: 'SubmitSteer', steerId: steerId(nextSteer++), text: `steer ${nextSteer}`, onTurnEnd: action.kind === 'submitDrop' ? 'drop' : 'next_turn', expiresAt: '2030-01-01T00:00:00.000Z' };
+    case 'edit':
+      return { type: 'EditSteer', steerId: known, text: `edited ${action.pick}` };
+    case 'expire':
+      return { type: 'ExpireSteer', steerId: known };
     case 'resubmit':
       return { type: 'SubmitSteer', steerId: known, text: 'again' };
     case 'blank':
@@ -42,10 +56,19 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
         type: 'RecordModelAnswer',
         step: state.step,
         text: 'answer',
-        toolCalls: Array.from({ length: action.tools }, (_, i) => call(state.step, i)),
+        nextTurnId: NEXT_TURN_ID,
+        toolCalls: Array.from({ length: action.tools }, (_, i) => call(state.step, i, TOOL_NAMES[(action.pick + i) % 2])),
       };
+    case 'approve':
+    case 'deny':
+    case 'timeout': {
+      // Any call of the step, decided or not: repeats and contradictions must be answered safely.
+      const id = state.toolCalls.length ? state.toolCalls[action.pick % state.toolCalls.length] : 'call_none';
+      return { type: 'DecideApproval', toolCallId: id, decision: action.kind === 'approve' ? 'approved' : 'denied', by: action.kind === 'timeout' ? 'timeout' : 'user' };
+    }
     case 'tool': {
-      const pending = state.toolCalls.filter((id) => !state.finished.includes(id));
+      // Only calls that run: a call waiting for approval has no result to report.
+      const pending = state.toolCalls.filter((id) => !state.finished.includes(id) && (!state.approvals.has(id) || state.approvals.get(id)!.status === 'approved'));
       const id = pending.length ? pending[action.pick % pending.length] : 'call_none';
       return { type: 'RecordToolResult', step: state.step, toolCallId: id, name: 'sleep', ok: action.ok, durationMs: 1, ...(action.ok ? { output: 'ok' } : { error: { code: 'x', message: 'x' }, fatal: action.fatal }) };
     }
@@ -56,14 +79,14 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
     case 'abandon':
       return { type: 'AbandonTurn', reason: 'engine_lost' };
     case 'resume':
-      return { type: 'ResumeTurn', engineId: `engine-${action.pick % 3}`, limit: 3, rerunnable: action.ok ? ['sleep'] : [] };
+      return { type: 'ResumeTurn', engineId: `engine-${action.pick % 3}`, limit: 3, rerunnable: action.ok ? TOOL_NAMES : [] };
   }
 }
 
 describe('turn decider under random interleavings', () => {
-  it('every history satisfies I1–I6 and settles each accepted steer exactly once, and no refused one', () => {
+  it('every history satisfies I1–I7 and settles each accepted steer exactly once, with its last text, and no refused one', () => {
     fc.assert(
-      fc.property(Limits, fc.array(Action, { maxLength: 80 }), fc.boolean(), (limits, actions, finishByCancel) => {
+      fc.property(Limits, Approvals, Opening, fc.array(Action, { maxLength: 80 }), fc.boolean(), (limits, approvals, opening, actions, finishByCancel) => {
         let state = newTurnState();
         const events: TurnEvent[] = [];
         const submitted: string[] = [];
@@ -75,8 +98,6 @@ describe('turn decider under random interleavings', () => {
             state = result.state;
             events.push(...result.events);
             lastBatch = result.events.length;
-            // A steer whose acceptance a crash lost may be refused once (queue full) and accepted on a retry.
-            if (command.type === 'SubmitSteer' && result.events.length) refused.delete(command.steerId);
             if (command.type === 'SubmitSteer') submitted.push(command.steerId);
           } catch (err) {
             if (!(err instanceof SteerlineError)) throw err;
@@ -84,17 +105,26 @@ describe('turn decider under random interleavings', () => {
             if (command.type === 'SubmitSteer' && !state.steers.has(command.steerId)) refused.add(command.steerId);
           }
         };
-        apply(startCommand(limits));
+        if (opening !== 'start') {
+          // A queued turn: nothing but its start or its cancel is accepted before it runs.
+          apply({ type: 'QueueTurn', prompt: 'queued', model: { provider: 'scripted', name: 'scripted', script: [] }, limits: { ...DEFAULT_LIMITS, ...limits }, position: 1 });
+          for (const action of actions.slice(0, 3)) if (action.kind !== 'model' && action.kind !== 'tool' && action.kind !== 'cancel') apply(commandFor(action, state, submitted));
+          expect(events.map((e) => e.type)).toEqual(['TurnQueued']);
+          if (opening === 'queueThenCancel') apply({ type: 'CancelTurn', reason: 'never mind' });
+        }
+        apply(startCommand(limits, approvals));
         for (const action of actions) {
           // Answer the model only when asked, as the runner does; tools only while they run.
           if (action.kind === 'model' && state.awaiting !== 'model') continue;
           if (action.kind === 'tool' && state.awaiting !== 'tools') continue;
           if (action.kind === 'resume') {
             // The engine died while appending its last decision: the log kept only a prefix of it.
-            events.splice(events.length - (action.pick % (lastBatch + 1)));
-            state = events.reduce(evolve, newTurnState());
+            const kept = events.slice(0, events.length - (action.pick % (lastBatch + 1)));
+            const rebuilt = kept.reduce(evolve, newTurnState());
             lastBatch = 0;
-            if (state.status !== 'running') continue;
+            if (rebuilt.status !== 'running') continue;
+            events.splice(kept.length);
+            state = rebuilt;
           }
           apply(commandFor(action, state, submitted));
         }
@@ -102,7 +132,8 @@ describe('turn decider under random interleavings', () => {
         let guard = 0;
         while (state.status === 'running' && guard++ < 1000) {
           if (finishByCancel) apply({ type: 'CancelTurn', reason: 'end of test' });
-          else if (state.awaiting === 'model') apply({ type: 'RecordModelAnswer', step: state.step, text: 'fin', toolCalls: [] });
+          else if (state.awaiting === 'model') apply({ type: 'RecordModelAnswer', step: state.step, text: 'fin', toolCalls: [], nextTurnId: NEXT_TURN_ID });
+          else if (pendingApprovals(state).length) apply({ type: 'DecideApproval', toolCallId: pendingApprovals(state)[0].toolCallId, decision: 'approved', by: 'user' });
           else if (state.awaiting === 'tools') {
             const id = state.toolCalls.find((c) => !state.finished.includes(c))!;
             apply({ type: 'RecordToolResult', step: state.step, toolCallId: id, name: 'sleep', ok: true, output: 'ok', durationMs: 1 });
@@ -117,15 +148,28 @@ describe('turn decider under random interleavings', () => {
         }
         const accepted = events.filter((e) => e.type === 'SteerQueued').map((e) => (e.data as { steerId: string }).steerId);
         for (const id of accepted) expect(settlements.get(id)).toBe(1);
-        for (const id of refused) expect(settlements.has(id) || accepted.includes(id)).toBe(false);
+        // A refused id may be sent again and accepted later (a queued turn refuses steers until it starts).
+        for (const id of refused) if (!accepted.includes(id)) expect(settlements.has(id)).toBe(false);
         expect(new Set(accepted).size).toBe(accepted.length);
         // Across resumes no call starts or finishes twice, and a completed turn lost no tool result.
         const callsOf = (type: string) => events.filter((e) => e.type === type).map((e) => `${(e.data as { step: number }).step}/${(e.data as { toolCallId: string }).toolCallId}`);
-        const started = callsOf('ToolCallStarted');
-        const finished = callsOf('ToolCallFinished');
-        expect(new Set(started).size).toBe(started.length);
-        expect(new Set(finished).size).toBe(finished.length);
-        if (state.status === 'completed') expect(started.filter((c) => !finished.includes(c))).toEqual([]);
+        const startedCalls = callsOf('ToolCallStarted');
+        const finishedCalls = callsOf('ToolCallFinished');
+        expect(new Set(startedCalls).size).toBe(startedCalls.length);
+        expect(new Set(finishedCalls).size).toBe(finishedCalls.length);
+        if (state.status === 'completed') expect(startedCalls.filter((c) => !finishedCalls.includes(c))).toEqual([]);
+        // A steer never decides an approval: every decision comes from a decision command or the turn's end
+        // (or an end a crash cut short: the resumed turn goes on, as after a cut-short cancel's drops).
+        const steerCommandsDecided = events.filter((e) => e.type === 'ToolApprovalDecided' && e.data.by === 'cancel');
+        expect(steerCommandsDecided.every((e) => events.some((t) => t.seq > e.seq && (t.type === 'TurnCancelled' || t.type === 'TurnFailed' || t.type === 'TurnResumed')))).toBe(true);
+        if (!approvals) expect(events.some((e) => e.type === 'ToolApprovalRequested')).toBe(false);
+        // §8.3: a drop/next_turn steer never reaches the model at a text-only end; a moved one names the one follow-up turn.
+        for (const e of events) {
+          if (e.type !== 'SteeringDelivered' || e.data.boundary !== 'turn_end') continue;
+          const q = events.find((x) => x.type === 'SteerQueued' && x.data.steerId === e.data.steerId)!;
+          expect((q.data as { onTurnEnd?: string }).onTurnEnd).toBeUndefined();
+        }
+        for (const e of events) if (e.type === 'SteerDropped' && e.data.reason === 'moved_to_next_turn') expect(e.data.nextTurnId).toBe(NEXT_TURN_ID);
       }),
       { numRuns: 3000 },
     );

@@ -1,15 +1,18 @@
 import {
-  EVENT_VERSION,
+  eventVersion,
   SteerlineError,
-  normalizeSteerText,
+  needsApproval,
   renderSteer,
+  type ApprovalDecider,
   type Boundary,
   type DropReason,
   type EventData,
+  type ToolCall,
   type TurnEvent,
 } from '@steerline/contracts';
 import type { TurnCommand } from './turn.commands';
-import type { TurnState } from './turn.state';
+import { pendingApprovals, type TurnState } from './turn.state';
+import { dropAll, editSteer, expireSteer, submitSteer, turnEndDrops, withdraw } from './turn.steers';
 import { evolve } from './turn.evolve';
 
 type TurnEventType = TurnEvent['type'];
@@ -23,8 +26,14 @@ export type TurnEventDraft = { [T in TurnEventType]: { type: T; data: EventData<
  */
 export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[] {
   if (command.type === 'StartTurn') return startTurn(command, state);
+  if (command.type === 'QueueTurn') return queueTurn(command, state);
+  // A queued turn can only start or be cancelled, never both (docs/design.md §8.3).
+  if (state.status === 'queued' && command.type === 'CancelTurn') return [{ type: 'TurnCancelled', data: { steps: 0, reason: command.reason } }];
   if (state.status !== 'running') {
+    // Every steer of an ended turn is settled: these answer with its fate.
     if (command.type === 'WithdrawSteer') return withdraw(command.steerId, state);
+    if (command.type === 'EditSteer') return editSteer(command, state);
+    if (command.type === 'ExpireSteer') return [];
     throw new SteerlineError('turn_not_running', `turn ${state.turnId || 'unknown'} is not running`);
   }
   switch (command.type) {
@@ -32,22 +41,34 @@ export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[]
       return submitSteer(command, state);
     case 'WithdrawSteer':
       return withdraw(command.steerId, state);
+    case 'EditSteer':
+      return editSteer(command, state);
+    case 'ExpireSteer':
+      return expireSteer(command.steerId, state);
     case 'RecordModelAnswer':
       return recordModelAnswer(command, state);
     case 'RecordToolResult':
       return recordToolResult(command, state);
+    case 'DecideApproval':
+      return decideApproval(command, state);
     case 'FailTurn':
-      return [...dropAll(state, 'turn_failed'), { type: 'TurnFailed', data: { steps: state.step, error: { code: command.code, message: command.message } } }];
+      return endTurn(state, 'turn_failed', { type: 'TurnFailed', data: { steps: state.step, error: { code: command.code, message: command.message } } });
     case 'CancelTurn':
-      return [...dropAll(state, 'turn_cancelled'), { type: 'TurnCancelled', data: { steps: state.step, reason: command.reason } }];
+      return endTurn(state, 'turn_cancelled', { type: 'TurnCancelled', data: { steps: state.step, reason: command.reason } });
     case 'ResumeTurn':
       return resumeTurn(command, state);
     case 'AbandonTurn':
-      return [
-        ...dropAll(state, command.reason),
-        { type: 'TurnFailed', data: { steps: state.step, error: { code: command.reason, message: abandonMessage[command.reason] } } },
-      ];
+      return endTurn(state, command.reason, { type: 'TurnFailed', data: { steps: state.step, error: { code: command.reason, message: abandonMessage[command.reason] } } });
   }
+}
+
+/**
+ * Ends a running turn before its step is done: every call still waiting for a
+ * decision is denied by `cancel` (I7), then the queued steers are dropped, then the end.
+ */
+function endTurn(state: TurnState, reason: DropReason, end: TurnEventDraft): TurnEventDraft[] {
+  const denials = pendingApprovals(state).map(({ step, toolCallId }): TurnEventDraft => ({ type: 'ToolApprovalDecided', data: { step, toolCallId, decision: 'denied', by: 'cancel' } }));
+  return [...denials, ...dropAll(state, reason), end];
 }
 
 const abandonMessage = {
@@ -56,17 +77,19 @@ const abandonMessage = {
 } as const;
 
 /**
- * A turn picked up from its log by another engine. What was decided before the
- * crash but not yet appended is decided again here: the first request, the
- * calls of an answer whose starts were cut off, a boundary whose events were
- * not all written. A call that started and never finished runs again when its
- * tool is idempotent (the runner reruns it), otherwise it ends `interrupted`.
- * Delivered steers are in the log, so none is delivered twice.
+ * A turn picked up from its log by another engine (docs/design.md §8.4). What
+ * was decided before the crash but not yet appended is decided again here: the
+ * first request, the calls of an answer whose starts (or approval requests) were
+ * cut off, an approved call that never started, a boundary whose events were not
+ * all written. A call that started and never finished runs again when its tool
+ * is idempotent (the runner reruns it), otherwise it ends `interrupted`. Calls
+ * waiting for approval stay waiting; a denied one whose result was lost gets it. Delivered steers are in the log, so none is
+ * delivered twice.
  */
 function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state: TurnState): TurnEventDraft[] {
   if (state.resumes >= command.limit) {
     const message = `the turn's engine was lost ${state.resumes + 1} times; it is not resumed more than ${command.limit} times`;
-    return [...dropAll(state, 'engine_lost'), { type: 'TurnFailed', data: { steps: state.step, error: { code: 'engine_lost', message } } }];
+    return endTurn(state, 'engine_lost', { type: 'TurnFailed', data: { steps: state.step, error: { code: 'engine_lost', message } } });
   }
   const resumed: TurnEventDraft = { type: 'TurnResumed', data: { engineId: command.engineId, previousEngineId: state.engineId, attempt: state.resumes + 1 } };
   const next = after(state, [resumed]);
@@ -78,8 +101,16 @@ function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state
   const drafts: TurnEventDraft[] = [resumed];
   for (const id of state.toolCalls) {
     const call = state.calls.get(id)!;
-    if (!state.started.includes(id)) drafts.push({ type: 'ToolCallStarted', data: { step: state.step, toolCallId: id, name: call.name, args: call.args } });
-    else if (!state.finished.includes(id) && !command.rerunnable.includes(call.name)) {
+    const approval = state.approvals.get(id);
+    const asked = approval !== undefined && approval.step === state.step;
+    if (state.finished.includes(id)) continue;
+    if (!state.started.includes(id)) {
+      // Never started: ask again only if the request itself was lost; an approved call starts now; a pending one keeps waiting.
+      if (!asked) drafts.push(requestOrStart(state, state.step, { id, name: call.name, args: call.args }));
+      else if (approval.status === 'approved') drafts.push({ type: 'ToolCallStarted', data: { step: state.step, toolCallId: id, name: call.name, args: call.args } });
+      // Denied, its result lost: by a cancel whose TurnCancelled was lost too, the turn goes on and the cancel may be sent again.
+      else if (approval.status === 'denied') drafts.push(deniedResult(state.step, id, call.name, approval.by!, approval.reason));
+    } else if (!command.rerunnable.includes(call.name)) {
       drafts.push({
         type: 'ToolCallFinished',
         data: { step: state.step, toolCallId: id, name: call.name, ok: false, error: { code: 'interrupted', message: 'the engine running this call was lost; the call may or may not have taken effect' }, durationMs: 0 },
@@ -91,32 +122,19 @@ function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state
   return drafts;
 }
 
+function queueTurn(command: Extract<TurnCommand, { type: 'QueueTurn' }>, state: TurnState): TurnEventDraft[] {
+  if (state.status !== 'new') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already exists`);
+  const { prompt, model, limits, approvals, position, fromTurnId } = command;
+  return [{ type: 'TurnQueued', data: { prompt, model, limits, position, ...(approvals && { approvals }), ...(fromTurnId && { fromTurnId }) } }];
+}
+
 function startTurn(command: Extract<TurnCommand, { type: 'StartTurn' }>, state: TurnState): TurnEventDraft[] {
-  if (state.status !== 'new') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already started`);
-  const { prompt, model, limits, engineId } = command;
+  if (state.status !== 'new' && state.status !== 'queued') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already started`);
+  const { prompt, model, limits, engineId, approvals } = command;
   return [
-    { type: 'TurnStarted', data: { prompt, model, limits, engineId } },
+    { type: 'TurnStarted', data: { prompt, model, limits, engineId, ...(approvals && { approvals }) } },
     { type: 'ModelRequested', data: { step: 1, steerIds: [] } },
   ];
-}
-
-function submitSteer(command: Extract<TurnCommand, { type: 'SubmitSteer' }>, state: TurnState): TurnEventDraft[] {
-  // A resubmitted id is the same steer: same receipt, no second event (docs/design.md §2.11).
-  if (state.steers.has(command.steerId)) return [];
-  const text = normalizeSteerText(command.text);
-  const maxQueued = state.limits!.maxQueued;
-  if (state.queue.length >= maxQueued) {
-    throw new SteerlineError('queue_full', `${maxQueued} steers already wait for the next boundary`, { maxQueued });
-  }
-  return [{ type: 'SteerQueued', data: { steerId: command.steerId, text, position: state.nextPosition, queueDepth: state.queue.length + 1 } }];
-}
-
-function withdraw(steerId: string, state: TurnState): TurnEventDraft[] {
-  const steer = state.steers.get(steerId);
-  if (!steer) throw new SteerlineError('not_found', `steer ${steerId} is not part of this turn`);
-  if (steer.status === 'delivered') throw new SteerlineError('already_delivered', 'the model already has this steer', { steerId, step: steer.step });
-  if (steer.status === 'dropped') return [];
-  return [{ type: 'SteerDropped', data: { steerId, text: steer.text, position: steer.position, reason: 'withdrawn' } }];
 }
 
 function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAnswer' }>, state: TurnState): TurnEventDraft[] {
@@ -125,15 +143,55 @@ function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAns
   }
   const { step, text, toolCalls, usage } = command;
   const responded: TurnEventDraft = { type: 'ModelResponded', data: { step, text, toolCalls, ...(usage ? { usage } : {}) } };
-  if (toolCalls.length > 0) {
-    return [responded, ...toolCalls.map((c): TurnEventDraft => ({ type: 'ToolCallStarted', data: { step, toolCallId: c.id, name: c.name, args: c.args } }))];
+  if (toolCalls.length > 0) return [responded, ...toolCalls.map((c) => requestOrStart(state, step, c))];
+  return [responded, ...boundary(after(state, [responded]), 'turn_end', command.nextTurnId)];
+}
+
+/** A call of a tool the turn's policy lists waits for a decision; any other starts at once (docs/design.md §8.2). */
+function requestOrStart(state: TurnState, step: number, c: ToolCall): TurnEventDraft {
+  const data = { step, toolCallId: c.id, name: c.name, args: c.args };
+  return needsApproval(state.approvalPolicy, c.name) ? { type: 'ToolApprovalRequested', data } : { type: 'ToolCallStarted', data };
+}
+
+/**
+ * Approved: the call starts. Denied: it finishes with a `denied` error the
+ * model reads, and the step's boundary comes when it was the last call. The
+ * same decision again is answered without an event; the other one is refused.
+ */
+function decideApproval(command: Extract<TurnCommand, { type: 'DecideApproval' }>, state: TurnState): TurnEventDraft[] {
+  const { toolCallId, decision, reason, by } = command;
+  const request = state.approvals.get(toolCallId);
+  if (!request) throw new SteerlineError('not_found', `tool call ${toolCallId} of this turn did not ask for approval`, { toolCallId });
+  if (request.status !== 'pending') {
+    if (request.status === decision) return [];
+    throw new SteerlineError('already_decided', `tool call ${toolCallId} was already ${request.status}`, {
+      toolCallId,
+      decision: request.status,
+      by: request.by,
+      ...(request.reason !== undefined && { reason: request.reason }),
+    });
   }
-  return [responded, ...boundary(after(state, [responded]), 'turn_end')];
+  const { step, name, args } = request;
+  const decided: TurnEventDraft = { type: 'ToolApprovalDecided', data: { step, toolCallId, decision, ...(reason !== undefined && { reason }), by } };
+  if (decision === 'approved') return [decided, { type: 'ToolCallStarted', data: { step, toolCallId, name, args } }];
+  const finished = deniedResult(step, toolCallId, name, by, reason);
+  const next = after(state, [decided, finished]);
+  if (next.finished.length < next.toolCalls.length) return [decided, finished];
+  return [decided, finished, ...boundary(next, 'tool_results')];
+}
+
+/** The result a denied call finishes with: the model reads it as the tool's error. */
+function deniedResult(step: number, toolCallId: string, name: string, by: ApprovalDecider, reason?: string): TurnEventDraft {
+  const message =
+    by === 'timeout' ? 'the call was denied: nobody decided in time' : by === 'cancel' ? 'the call was denied: the turn was being ended' : `the call was denied by the user${reason ? `: ${reason}` : ''}`;
+  return { type: 'ToolCallFinished', data: { step, toolCallId, name, ok: false, error: { code: 'denied', message }, durationMs: 0 } };
 }
 
 function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResult' }>, state: TurnState): TurnEventDraft[] {
   const { step, toolCallId, name, ok, output, error, fatal, durationMs } = command;
-  if (state.awaiting !== 'tools' || step !== state.step || !state.toolCalls.includes(toolCallId) || state.finished.includes(toolCallId)) {
+  const approval = state.approvals.get(toolCallId);
+  const started = !approval || approval.step !== step || approval.status === 'approved';
+  if (state.awaiting !== 'tools' || step !== state.step || !state.toolCalls.includes(toolCallId) || state.finished.includes(toolCallId) || !started) {
     throw new SteerlineError('invalid_request', `tool call ${toolCallId} of step ${step} is not running`);
   }
   const finished: TurnEventDraft = {
@@ -143,7 +201,7 @@ function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResul
   const next = after(state, [finished]);
   if (!ok && fatal) {
     const failure = { code: 'tool_failed', message: `tool ${name} failed: ${error?.message ?? 'unknown error'}` };
-    return [finished, ...dropAll(next, 'turn_failed'), { type: 'TurnFailed', data: { steps: state.step, error: failure } }];
+    return [finished, ...endTurn(next, 'turn_failed', { type: 'TurnFailed', data: { steps: state.step, error: failure } })];
   }
   if (next.finished.length < next.toolCalls.length) return [finished];
   return [finished, ...boundary(next, 'tool_results')];
@@ -151,9 +209,15 @@ function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResul
 
 /**
  * A tool boundary or a text-only end: drain the whole queue FIFO into the next
- * model request, or end the turn when a limit says so.
+ * model request, or end the turn when a limit says so. At a text-only end only
+ * `continue` steers can be drained (docs/design.md §8.3).
  */
-function boundary(state: TurnState, kind: Boundary): TurnEventDraft[] {
+function boundary(state: TurnState, kind: Boundary, nextTurnId?: string): TurnEventDraft[] {
+  if (kind === 'turn_end') {
+    // `drop` and `next_turn` steers never reach this turn's model: settled first, in position order.
+    const ends = turnEndDrops(state, nextTurnId);
+    if (ends.length > 0) return [...ends, ...boundary(after(state, ends), 'turn_end')];
+  }
   const { maxSteps, maxContinuations } = state.limits!;
   const textOnlyEnd = kind === 'turn_end';
   if (textOnlyEnd && state.queue.length === 0) {
@@ -185,14 +249,6 @@ function deliver(state: TurnState, kind: Boundary): TurnEventDraft[] {
   return [...deliveries, { type: 'ModelRequested', data: { step: requestStep, steerIds: [...state.delivering, ...state.queue] } }];
 }
 
-/** Drops every queued steer, in position order, with one reason. */
-function dropAll(state: TurnState, reason: DropReason): TurnEventDraft[] {
-  return state.queue.map((steerId) => {
-    const s = state.steers.get(steerId)!;
-    return { type: 'SteerDropped', data: { steerId, text: s.text, position: s.position, reason } };
-  });
-}
-
 /** The state after drafts, for decisions that span several events. */
 function after(state: TurnState, drafts: TurnEventDraft[]): TurnState {
   return drafts.reduce((s, d) => evolve(s, stamp(s, d, { id: '', at: '' })), state);
@@ -208,7 +264,7 @@ export function stamp(state: TurnState, draft: TurnEventDraft, ctx: StampContext
   return {
     id: ctx.id,
     type: draft.type,
-    version: EVENT_VERSION,
+    version: eventVersion(draft.type),
     tenantId: state.tenantId,
     conversationId: state.conversationId,
     turnId: state.turnId,

@@ -11,6 +11,18 @@ function withSteer(state: TurnState, record: SteerRecord): ReadonlyMap<string, S
 export function evolve(state: TurnState, event: TurnEvent): TurnState {
   const next: TurnState = { ...state, seq: event.seq };
   switch (event.type) {
+    case 'TurnQueued':
+      return {
+        ...next,
+        status: 'queued',
+        turnId: event.turnId,
+        tenantId: event.tenantId,
+        conversationId: event.conversationId,
+        model: event.data.model,
+        limits: event.data.limits,
+        queuedPrompt: event.data.prompt,
+        ...(event.data.approvals && { approvalPolicy: event.data.approvals }),
+      };
     case 'TurnStarted':
       return {
         ...next,
@@ -20,6 +32,7 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         conversationId: event.conversationId,
         model: event.data.model,
         limits: event.data.limits,
+        ...(event.data.approvals && { approvalPolicy: event.data.approvals }),
         engineId: event.data.engineId,
       };
     case 'TurnResumed':
@@ -49,16 +62,29 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
       };
     case 'ToolCallStarted':
       return { ...next, started: [...state.started, event.data.toolCallId] };
+    case 'ToolApprovalRequested': {
+      const { toolCallId, step, name, args } = event.data;
+      return { ...next, approvals: new Map(state.approvals).set(toolCallId, { toolCallId, step, name, args, status: 'pending', requestedAt: event.at }) };
+    }
+    case 'ToolApprovalDecided': {
+      const { toolCallId, decision, reason, by } = event.data;
+      const record = state.approvals.get(toolCallId)!;
+      return { ...next, approvals: new Map(state.approvals).set(toolCallId, { ...record, status: decision, by, ...(reason !== undefined && { reason }) }) };
+    }
     case 'ToolCallFinished':
       return { ...next, finished: [...state.finished, event.data.toolCallId] };
     case 'SteerQueued': {
-      const { steerId, text, position } = event.data;
+      const { steerId, text, position, onTurnEnd, expiresAt } = event.data;
       return {
         ...next,
         queue: [...state.queue, steerId],
         nextPosition: position + 1,
-        steers: withSteer(state, { steerId, text, position, status: 'queued' }),
+        steers: withSteer(state, { steerId, text, position, status: 'queued', onTurnEnd: onTurnEnd ?? 'continue', ...(expiresAt && { expiresAt }) }),
       };
+    }
+    case 'SteerEdited': {
+      const record = state.steers.get(event.data.steerId)!;
+      return { ...next, steers: withSteer(state, { ...record, text: event.data.text }) };
     }
     case 'SteeringDelivered': {
       const { steerId, step, boundary, requestStep } = event.data;
@@ -71,11 +97,13 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
       };
     }
     case 'SteerDropped': {
-      const record = state.steers.get(event.data.steerId)!;
+      const { steerId, reason, nextTurnId } = event.data;
+      const record = state.steers.get(steerId)!;
       return {
         ...next,
-        queue: state.queue.filter((id) => id !== event.data.steerId),
-        steers: withSteer(state, { ...record, status: 'dropped', reason: event.data.reason }),
+        queue: state.queue.filter((id) => id !== steerId),
+        steers: withSteer(state, { ...record, status: 'dropped', reason, ...(nextTurnId && { nextTurnId }) }),
+        ...(nextTurnId && { nextTurnId }),
       };
     }
     case 'TurnCompleted':

@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, type TurnLimits, type TurnEvent, type ToolCall } from '@steerline/contracts';
+import { DEFAULT_LIMITS, SteerlineError, type ApprovalPolicy, type TurnLimits, type TurnEvent, type ToolCall } from '@steerline/contracts';
 import { execute, type StampContext } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { initialState, type TurnState } from './turn.state';
@@ -21,7 +21,7 @@ export function newTurnState(): TurnState {
   return { ...initialState(), turnId: TURN_ID, tenantId: 'default', conversationId: CONVERSATION_ID };
 }
 
-export function startCommand(limits: Partial<TurnLimits> = {}): TurnCommand {
+export function startCommand(limits: Partial<TurnLimits> = {}, approvals?: ApprovalPolicy): TurnCommand {
   return {
     type: 'StartTurn',
     turnId: TURN_ID,
@@ -31,6 +31,7 @@ export function startCommand(limits: Partial<TurnLimits> = {}): TurnCommand {
     model: { provider: 'scripted', name: 'scripted', script: [] },
     limits: { ...DEFAULT_LIMITS, ...limits },
     engineId: 'engine-test',
+    ...(approvals && { approvals }),
   };
 }
 
@@ -64,3 +65,23 @@ export const toolDone = (step: number, i = 0, ok = true, fatal = !ok): TurnComma
 });
 export const steer = (n: number, text = `steer ${n}`): TurnCommand => ({ type: 'SubmitSteer', steerId: steerId(n), text });
 export const types = (events: TurnEvent[]) => events.map((e) => e.type);
+export const approve = (step: number, i = 0, reason?: string): TurnCommand => ({ type: 'DecideApproval', toolCallId: `call_${step}_${i}`, decision: 'approved', by: 'user', ...(reason && { reason }) });
+export const deny = (step: number, i = 0, by: 'user' | 'timeout' = 'user', reason?: string): TurnCommand => ({ type: 'DecideApproval', toolCallId: `call_${step}_${i}`, decision: 'denied', by, ...(reason && { reason }) });
+/** A model answer calling `names` in order (ids call_<step>_<i>). */
+export const answerCalling = (step: number, ...names: string[]): TurnCommand => ({ type: 'RecordModelAnswer', step, text: '', toolCalls: names.map((n, i) => call(step, i, n)) });
+export const NEXT_TURN_ID = '0190a000-0000-7000-8000-0000000000f1';
+/** A steer with its own lifecycle options (docs/design.md §8.3). */
+export const steerWith = (n: number, opts: { onTurnEnd?: 'continue' | 'drop' | 'next_turn'; expiresAt?: string }, text = `steer ${n}`): TurnCommand => ({ type: 'SubmitSteer', steerId: steerId(n), text, ...opts });
+/** A text-only answer, with the follow-up turn id the runner always offers. */
+export const answerEnd = (step: number, text = 'done'): TurnCommand => ({ type: 'RecordModelAnswer', step, text, toolCalls: [], nextTurnId: NEXT_TURN_ID });
+
+/** The error a refused command threw; fails when the command was accepted. */
+export function refusal(fn: () => unknown): SteerlineError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof SteerlineError) return err;
+    throw err;
+  }
+  throw new Error('expected the command to be refused');
+}

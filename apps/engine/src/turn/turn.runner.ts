@@ -6,24 +6,29 @@ import {
   truncateText,
   messagesOf,
   uuidv7,
+  type ApprovalAnswer,
+  type ApprovalDecision,
   type ChatMessage,
+  type OnTurnEnd,
   type Receipt,
   type TurnEvent,
 } from '@steerline/contracts';
-import { StaleWriterError, UnappendableEventError, type EventLog } from '../log/event-log';
+import type { ConversationWriter } from '../log/conversation-writer';
+import { StaleWriterError, UnappendableEventError } from '../log/event-log';
 import type { TurnLive } from '../live/live.publisher';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import { ToolError, type ToolRegistry } from '../tools/tool.registry';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
-import { receiptOf, type TurnState } from './turn.state';
+import { TurnDeadlines } from './turn.deadlines';
+import { approvalAnswerOf, receiptOf, type TurnState } from './turn.state';
 
 export interface RunnerDeps {
-  log: EventLog;
+  /** Shared with the turns queued behind this one: the conversation's one writer. */
+  writer: ConversationWriter;
   model: ModelProvider;
   tools: ToolRegistry;
-  subject: string;
   /** Bound on one tool output or model answer (UTF-8 bytes): larger ones are cut before they are decided on. */
   maxOutputBytes: () => number;
   /** Live output of this turn (hook points: model deltas, tool progress); absent, nothing is published. */
@@ -54,6 +59,8 @@ export class TurnRunner {
   private epoch = 0;
   private finished = false;
   private readonly abort = new AbortController();
+  /** Approval timeouts of calls still waiting, and deadlines of queued steers. */
+  private readonly deadlines = new TurnDeadlines((command) => void this.runIfRunning(command));
   private endedResolve!: () => void;
   readonly ended = new Promise<void>((r) => (this.endedResolve = r));
 
@@ -61,7 +68,6 @@ export class TurnRunner {
     private readonly deps: RunnerDeps,
     state: TurnState,
     history: readonly ChatMessage[],
-    private lastSubjectSeq: number,
   ) {
     this.decided = state;
     this.logged = state;
@@ -76,6 +82,14 @@ export class TurnRunner {
   }
   get tenantId(): string {
     return this.decided.tenantId;
+  }
+  /** The model context so far: where a turn queued behind this one starts from. */
+  get context(): ChatMessage[] {
+    return this.messages.slice();
+  }
+  /** What the log holds of this turn (its follow-up, once it ended). */
+  get state(): TurnState {
+    return this.logged;
   }
   get running(): boolean {
     return this.decided.status === 'running';
@@ -94,7 +108,7 @@ export class TurnRunner {
       if (events.length === 0) return;
       if (epoch !== this.epoch) throw new SteerlineError('turn_not_running', `turn ${this.turnId} failed before this was logged`);
       try {
-        this.lastSubjectSeq = await this.deps.log.append(this.deps.subject, events, this.lastSubjectSeq);
+        await this.deps.writer.append(events);
       } catch (err) {
         if (err instanceof UnappendableEventError) await this.failUnappendable(err, events);
         throw err;
@@ -115,8 +129,8 @@ export class TurnRunner {
    * the log holds. Throws `payload_too_large` for the command that caused it.
    */
   private async failUnappendable(err: UnappendableEventError, events: TurnEvent[]): Promise<never> {
+    // The writer already goes on from err.lastSeq, after what was appended of the batch.
     this.epoch++;
-    this.lastSubjectSeq = err.lastSeq;
     this.logged = events.slice(0, err.appended).reduce(evolve, this.logged);
     this.decided = this.logged;
     const refused = new SteerlineError('payload_too_large', err.message, { event: err.event.type });
@@ -124,7 +138,7 @@ export class TurnRunner {
     if (this.logged.status !== 'running') throw refused;
     const { state, events: failed } = execute(this.logged, { type: 'FailTurn', code: 'payload_too_large', message: `the turn's ${err.event.type} event is too large for the log` }, stampContext);
     this.decided = state;
-    this.lastSubjectSeq = await this.deps.log.append(this.deps.subject, failed, this.lastSubjectSeq);
+    await this.deps.writer.append(failed);
     this.logged = failed.reduce(evolve, this.logged);
     this.react(failed, []);
     throw refused;
@@ -138,14 +152,27 @@ export class TurnRunner {
     });
   }
 
-  async submitSteer(steerId: string, text: string): Promise<Receipt> {
-    await this.run({ type: 'SubmitSteer', steerId, text }).catch(rethrowAsUnavailable);
+  async submitSteer(steerId: string, text: string, opts: { onTurnEnd?: OnTurnEnd; ttlMs?: number } = {}): Promise<Receipt> {
+    const expiresAt = opts.ttlMs === undefined ? undefined : new Date(Date.now() + opts.ttlMs).toISOString();
+    await this.run({ type: 'SubmitSteer', steerId, text, ...(opts.onTurnEnd && { onTurnEnd: opts.onTurnEnd }), ...(expiresAt && { expiresAt }) }).catch(rethrowAsUnavailable);
+    return receiptOf(this.logged, steerId)!;
+  }
+
+  /** Replaces a queued steer's text; the decider refuses it once the steer is delivered or dropped. */
+  async editSteer(steerId: string, text: string): Promise<Receipt> {
+    await this.run({ type: 'EditSteer', steerId, text }).catch(rethrowAsUnavailable);
     return receiptOf(this.logged, steerId)!;
   }
 
   async withdraw(steerId: string): Promise<Receipt> {
     await this.run({ type: 'WithdrawSteer', steerId }).catch(rethrowAsUnavailable);
     return receiptOf(this.logged, steerId)!;
+  }
+
+  /** A person's decision on a waiting call; the same decision again answers the same (docs/design.md §8.2). */
+  async decideApproval(toolCallId: string, decision: ApprovalDecision, reason?: string): Promise<ApprovalAnswer> {
+    await this.run({ type: 'DecideApproval', toolCallId, decision, by: 'user', ...(reason !== undefined && { reason }) }).catch(rethrowAsUnavailable);
+    return approvalAnswerOf(this.logged, toolCallId)!;
   }
 
   async cancel(reason: string): Promise<void> {
@@ -182,10 +209,14 @@ export class TurnRunner {
 
   private react(events: TurnEvent[], context: ChatMessage[]): void {
     for (const e of events) {
-      if (e.type === 'TurnResumed') this.pickUp(events, context);
-      else if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
+      if (e.type === 'TurnResumed') {
+        // The lost engine's timers went with it.
+        this.deadlines.rearm(this.logged);
+        this.pickUp(events, context);
+      } else if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
       else if (e.type === 'ToolCallStarted') void this.runTool(e.data.step, e.data.toolCallId, e.data.name, e.data.args);
       else if (isTerminalTurnEvent(e)) this.finish();
+      else this.deadlines.onEvent(e, this.logged);
     }
   }
 
@@ -216,7 +247,8 @@ export class TurnRunner {
     try {
       const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs(this.tenantId), onDelta: this.deps.live?.deltas(step) }, this.abort.signal);
       // Cut before it is decided on: the log and the next model request get the same bounded text.
-      command = { type: 'RecordModelAnswer', step, ...answer, text: truncateText(answer.text, this.deps.maxOutputBytes()) };
+      // A fresh id for the follow-up turn, used only if this answer moves the turn's first next_turn steer.
+      command = { type: 'RecordModelAnswer', step, ...answer, text: truncateText(answer.text, this.deps.maxOutputBytes()), nextTurnId: uuidv7() };
     } catch (err) {
       if (this.abort.signal.aborted) return;
       const code = err instanceof ModelError ? err.code : 'model_failed';
@@ -250,8 +282,9 @@ export class TurnRunner {
   private async runIfRunning(command: TurnCommand): Promise<void> {
     if (!this.running) return;
     await this.run(command).catch((err) => {
-      // turn_not_running: it ended meanwhile; payload_too_large: failUnappendable already said so.
-      if (!(err instanceof SteerlineError && (err.code === 'turn_not_running' || err.code === 'payload_too_large'))) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
+      // turn_not_running: it ended meanwhile; already_decided: a person decided first; payload_too_large: failUnappendable already said so.
+      const quiet = ['turn_not_running', 'already_decided', 'payload_too_large'];
+      if (!(err instanceof SteerlineError && quiet.includes(err.code))) this.logger.error({ message: 'turn command failed', turnId: this.turnId, error: (err as Error).message });
     });
   }
 
@@ -266,6 +299,7 @@ export class TurnRunner {
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
+    this.deadlines.clear();
     this.abort.abort(new Error('turn ended'));
     this.deps.onEnded(this);
     this.endedResolve();

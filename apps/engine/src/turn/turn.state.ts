@@ -1,4 +1,4 @@
-import type { Boundary, DropReason, ModelSpec, Receipt, TurnLimits, TurnStatus } from '@steerline/contracts';
+import type { ApprovalAnswer, ApprovalDecider, ApprovalPolicy, Boundary, DropReason, ModelSpec, OnTurnEnd, Receipt, TurnLimits, TurnStatus } from '@steerline/contracts';
 
 export interface SteerRecord {
   steerId: string;
@@ -9,16 +9,37 @@ export interface SteerRecord {
   boundary?: Boundary;
   requestStep?: number;
   reason?: DropReason;
+  onTurnEnd: OnTurnEnd;
+  expiresAt?: string;
+  nextTurnId?: string;
+}
+
+/** A tool call that asked for approval, and what became of the request. */
+export interface ApprovalRecord {
+  toolCallId: string;
+  step: number;
+  name: string;
+  args: Record<string, unknown>;
+  status: 'pending' | 'approved' | 'denied';
+  /** When the request was logged: a timeout counts from it, also on the engine that resumes the turn. */
+  requestedAt: string;
+  reason?: string;
+  by?: ApprovalDecider;
 }
 
 /** Everything the decider needs to know about one turn; rebuilt from its events by `evolve`. */
 export interface TurnState {
   status: 'new' | TurnStatus;
+  /** A queued turn's prompt, until it starts. */
+  queuedPrompt?: string;
   turnId: string;
   tenantId: string;
   conversationId: string;
   model?: ModelSpec;
   limits?: TurnLimits;
+  approvalPolicy?: ApprovalPolicy;
+  /** Every approval request of the turn, by tool call id (the latest request wins a reused id). */
+  approvals: ReadonlyMap<string, ApprovalRecord>;
   /** `seq` of the turn's last event. */
   seq: number;
   /** The step of the latest model request (0 before the first). */
@@ -43,6 +64,8 @@ export interface TurnState {
   steers: ReadonlyMap<string, SteerRecord>;
   nextPosition: number;
   continuations: number;
+  /** The follow-up turn the turn's `next_turn` steers moved to, once one did. */
+  nextTurnId?: string;
 }
 
 export function initialState(): TurnState {
@@ -65,6 +88,7 @@ export function initialState(): TurnState {
     delivering: [],
     queue: [],
     steers: new Map(),
+    approvals: new Map(),
     nextPosition: 1,
     continuations: 0,
   };
@@ -79,5 +103,18 @@ export function receiptOf(state: TurnState, steerId: string): Receipt | undefine
   if (s.boundary !== undefined) receipt.boundary = s.boundary;
   if (s.requestStep !== undefined) receipt.requestStep = s.requestStep;
   if (s.reason !== undefined) receipt.reason = s.reason;
+  if (s.nextTurnId !== undefined) receipt.nextTurnId = s.nextTurnId;
   return receipt;
+}
+
+/** The answer to a decision on `toolCallId`, once one is recorded. */
+export function approvalAnswerOf(state: TurnState, toolCallId: string): ApprovalAnswer | undefined {
+  const a = state.approvals.get(toolCallId);
+  if (!a || a.status === 'pending') return undefined;
+  return { toolCallId, decision: a.status, ...(a.reason !== undefined && { reason: a.reason }), by: a.by! };
+}
+
+/** Calls of the current step still waiting for a decision, in request order. */
+export function pendingApprovals(state: TurnState): ApprovalRecord[] {
+  return [...state.approvals.values()].filter((a) => a.status === 'pending');
 }

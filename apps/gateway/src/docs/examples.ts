@@ -50,6 +50,7 @@ const turnView = {
   startedAt: turnStarted.at,
   endedAt: turnCompleted.at,
   steers: { queued: 0, delivered: 1, dropped: 1 },
+  pendingApprovals: [],
 };
 
 const transcriptEvents = [turnStarted, steeringDelivered, modelResponded, toolCallFinished, turnCompleted] as unknown as SteerlineEvent[];
@@ -88,6 +89,8 @@ export const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
     position: dropped.position,
     text: dropped.text,
   },
+  already_decided: { code: 'already_decided', message: 'tool call call_1_0 was already approved', toolCallId: 'call_1_0', decision: 'approved', by: 'user' },
+  turn_queue_full: { code: 'turn_queue_full', message: '10 turns already wait in this conversation', maxQueuedTurns: 10 },
   rate_limited: { code: 'rate_limited', message: 'too many requests: at most 100/s (burst 200) per API key', retryAfterSeconds: 1 },
   payload_too_large: { code: 'payload_too_large', message: `the request body is larger than ${BODY_MAX_BYTES} bytes` },
   unavailable: { code: 'unavailable', message: 'no answer in time; the steer may have been accepted: resubmit it with the same steerId', steerId: queued.steerId },
@@ -113,7 +116,9 @@ export const EXAMPLES: Record<string, OperationExamples> = {
   steerConversation: { request: { ...steerBody, expectedTurnId: turnId }, responses: receipts },
   getSteerReceipt: { responses: receipts },
   withdrawSteer: { responses: { 200: dropped } },
-  startTurn: { request: { prompt: turnStarted.data.prompt, model: turnStarted.data.model, limits: turnStarted.data.limits }, responses: { 202: { turnId } } },
+  editSteer: { request: { text: 'Keep the public API unchanged, and say so' }, responses: { 200: { ...queued, text: 'Keep the public API unchanged, and say so' } } },
+  decideToolApproval: { request: { decision: 'approve', reason: 'fine' }, responses: { 200: { toolCallId: 'call_1_0', decision: 'approved', reason: 'fine', by: 'user' } } },
+  startTurn: { request: { prompt: turnStarted.data.prompt, model: turnStarted.data.model, limits: turnStarted.data.limits }, responses: { 202: { turnId, status: 'running' } } },
   getTurn: { responses: { 200: turnView } },
   cancelTurn: { request: { reason: turnCancelled.data.reason }, responses: { 202: { accepted: true } } },
   createConversation: { request: {}, responses: { 201: { id: conversationId } } },

@@ -60,10 +60,26 @@ export const OPERATIONS: Record<string, OperationMeta> = {
     tag: 'steers',
     description: 'Withdraws a steer that is still queued: it is dropped with reason withdrawn and its text handed back. A delivered steer cannot be withdrawn.',
   },
+  'PATCH /v1/turns/{tid}/steers/{sid}': {
+    operationId: 'editSteer',
+    tag: 'steers',
+    description:
+      'Replaces a queued steer’s text; it keeps its position and the model reads the last edit. Decided by the turn itself, so an edit and ' +
+      'the boundary never both win: the answer is the queued receipt with the new text, or 409 already_delivered / steer_dropped.',
+  },
+  'POST /v1/turns/{tid}/approvals/{toolCallId}': {
+    operationId: 'decideToolApproval',
+    tag: 'turns',
+    description:
+      'Approves or denies a tool call that waits for a person (a turn started with `approvals`). Approved: the call runs. Denied: the model reads ' +
+      'a `denied` error result and the turn goes on. The same decision again answers the same; the other one is refused (already_decided).',
+  },
   'POST /v1/conversations/{cid}/turns': {
     operationId: 'startTurn',
     tag: 'turns',
-    description: 'Starts a turn on an engine, which then owns it; the answer comes as soon as it has started, and the turn runs on. One turn runs per conversation at a time.',
+    description:
+      'Starts a turn on an engine, which then owns it; the answer comes as soon as it has started, and the turn runs on. One turn runs per conversation at a time: ' +
+      'with `whenBusy: "queue"` a start while one runs is queued behind it (status queued, position) and starts by itself in order.',
   },
   'GET /v1/turns/{tid}': {
     operationId: 'getTurn',

@@ -19,6 +19,17 @@ export class UuidPipe implements PipeTransform<unknown, string> {
   }
 }
 
+/** A model's tool call id travels in the body, not a subject: any printable id of 1–256 characters. */
+@Injectable()
+export class ToolCallIdPipe implements PipeTransform<unknown, string> {
+  transform(value: unknown, meta: ArgumentMetadata): string {
+    if (typeof value !== 'string' || !/^[\x21-\x7e]{1,256}$/.test(value)) {
+      throw new SteerlineError('invalid_request', `${meta.data ?? 'id'} must be 1–256 printable characters`);
+    }
+    return value;
+  }
+}
+
 interface BodySpec {
   // Not named `schema`: Nest 12 reads `{schema}` as its own Standard Schema option.
   bodySchema: z.ZodType;

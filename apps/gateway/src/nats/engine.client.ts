@@ -2,10 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
   request,
+  type ApprovalAnswer,
   SteerlineError,
   type CancelTurnCommand,
+  type DecideApprovalCommand,
+  type EditSteerCommand,
   type CreateConversationCommand,
   type Receipt,
+  type StartTurnAnswer,
   type StartTurnCommand,
   type SubmitConversationSteerCommand,
   type SubmitSteerCommand,
@@ -34,7 +38,7 @@ export class EngineClient {
     return request(this.nc, this.s.createConversation, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'unavailable' });
   }
 
-  startTurn(body: StartTurnCommand): Promise<{ turnId: string }> {
+  startTurn(body: StartTurnCommand): Promise<StartTurnAnswer> {
     return request(this.nc, this.s.startTurn, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'unavailable' });
   }
 
@@ -47,8 +51,16 @@ export class EngineClient {
     return this.turnCommand(this.s.conversationSteer(conversationId), body);
   }
 
+  editSteer(turnId: string, body: EditSteerCommand): Promise<Receipt> {
+    return this.turnCommand(this.s.editSteer(turnId), body, turnId);
+  }
+
   withdraw(turnId: string, body: WithdrawSteerCommand): Promise<Receipt> {
     return this.turnCommand(this.s.withdraw(turnId), body, turnId);
+  }
+
+  decideApproval(turnId: string, body: DecideApprovalCommand): Promise<ApprovalAnswer> {
+    return this.turnCommand(this.s.decideApproval(turnId), body, turnId);
   }
 
   cancel(turnId: string, body: CancelTurnCommand): Promise<{ accepted: true }> {

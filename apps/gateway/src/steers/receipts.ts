@@ -9,8 +9,8 @@ export function settlementReceipt(event: SteerlineEvent): Receipt | undefined {
       return { steerId, turnId: event.turnId, status: 'delivered', position, text, step, boundary, requestStep };
     }
     case 'SteerDropped': {
-      const { steerId, position, text, reason } = event.data;
-      return { steerId, turnId: event.turnId, status: 'dropped', position, text, reason };
+      const { steerId, position, text, reason, nextTurnId } = event.data;
+      return { steerId, turnId: event.turnId, status: 'dropped', position, text, reason, ...(nextTurnId && { nextTurnId }) };
     }
     default:
       return undefined;
@@ -29,6 +29,6 @@ export function answerReceipt(res: HttpResponse, receipt: Receipt): Receipt {
 }
 
 export function steerDropped(receipt: Receipt): SteerlineError {
-  const { steerId, turnId, position, text, reason } = receipt;
-  return new SteerlineError('steer_dropped', `the steer was dropped: ${reason ?? 'unknown reason'}`, { reason, steerId, turnId, position, text });
+  const { steerId, turnId, position, text, reason, nextTurnId } = receipt;
+  return new SteerlineError('steer_dropped', `the steer was dropped: ${reason ?? 'unknown reason'}`, { reason, steerId, turnId, position, text, ...(nextTurnId && { nextTurnId }) });
 }

@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, Headers, Inject, Param, Post, Res } from '@nestjs/common';
+import { Controller, Delete, Get, Headers, Inject, Param, Patch, Post, Res } from '@nestjs/common';
 import { ReceiptSchema, WAIT_MAX_SECONDS, type Receipt } from '@steerline/contracts';
 import { ApiDoc, type RouteDoc } from '../docs/api-doc';
 import { Tenant } from '../auth/auth.guard';
@@ -6,7 +6,7 @@ import { clientGone, type HttpResponse } from '../http/http.types';
 import { JsonBody, UuidPipe } from '../http/params';
 import { parsePreferWait, preferenceApplied } from './prefer';
 import { answerReceipt } from './receipts';
-import { ConversationSteerBody, TurnSteerBody } from './steer-bodies';
+import { ConversationSteerBody, EditSteerBody, TurnSteerBody } from './steer-bodies';
 import { SteersService } from './steers.service';
 
 const PREFER = { Prefer: { description: `RFC 7240 wait=<seconds> (at most ${WAIT_MAX_SECONDS}): wait for the steer's settlement` } };
@@ -15,7 +15,7 @@ const RECEIPT_ANSWERS: RouteDoc['responses'] = {
   202: { description: 'queued: accepted, not yet delivered', schema: ReceiptSchema },
   400: 'invalid_request (empty, whitespace-only, over-long text or control characters; bad ids; unknown fields)',
   404: 'not_found: another tenant’s turn or conversation',
-  409: 'steer_dropped {reason, steerId, turnId, position, text} within the wait; turn_not_running; turn_moved_on',
+  409: 'steer_dropped {reason, steerId, turnId, position, text, nextTurnId?} within the wait; turn_not_running; turn_moved_on',
   429: 'queue_full; rate_limited (Retry-After)',
   503: 'unavailable {steerId}: no answer in time; resubmitting the same steerId is idempotent',
 };
@@ -73,6 +73,28 @@ export class SteersController {
     res.setHeader('Vary', 'Prefer');
     const wait = honourWait(prefer, res);
     return answerReceipt(res, await this.steers.read(tenantId, turnId, steerId, wait, clientGone(res)));
+  }
+
+  /** docs/design.md §8.3: decided by the turn's owner, so an edit and the boundary never both win. */
+  @Patch('turns/:tid/steers/:sid')
+  @ApiDoc({
+    summary: 'Edit a queued steer’s text (same position); the model reads the last edit',
+    body: EditSteerBody,
+    responses: {
+      200: { description: 'the queued receipt with the new text', schema: ReceiptSchema },
+      400: 'invalid_request (empty, over-long text or control characters)',
+      404: 'not_found',
+      409: 'already_delivered; steer_dropped {reason, text, …}; turn_not_running',
+      503: 'unavailable',
+    },
+  })
+  edit(
+    @Tenant() tenantId: string,
+    @Param('tid', UuidPipe) turnId: string,
+    @Param('sid', UuidPipe) steerId: string,
+    @JsonBody(EditSteerBody) body: EditSteerBody,
+  ): Promise<Receipt> {
+    return this.steers.edit(tenantId, turnId, steerId, body.text);
   }
 
   /** A withdraw's answer is the dropped receipt itself, so it is a 200, not `steer_dropped`. */

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { SteerlineError, uuidv7, type Receipt } from '@steerline/contracts';
+import { SteerlineError, uuidv7, type OnTurnEnd, type Receipt } from '@steerline/contracts';
 import { EngineClient } from '../nats/engine.client';
 import { ReadModelsClient } from '../nats/read-models.client';
 import { ReceiptWaiter, type SettleWait } from './receipt-waiter';
+import { steerDropped } from './receipts';
 
 /** How often a long wait also asks the read model (see `settlement`). */
 const RECHECK_MS = 2000;
@@ -12,6 +13,8 @@ export type SteerTarget = { turnId: string } | { conversationId: string; expecte
 export interface SteerInput {
   text: string;
   steerId?: string;
+  onTurnEnd?: OnTurnEnd;
+  ttlMs?: number;
 }
 
 /** Submits and reads steers, waiting (bounded) for their settlement when asked to. */
@@ -31,7 +34,7 @@ export class SteersService {
     const steerId = input.steerId ?? uuidv7();
     const pending = waitSeconds > 0 ? this.waiter.register({ tenantId, steerId }) : undefined;
     try {
-      const receipt = await this.send(tenantId, target, input.text, steerId).catch(async (err: unknown) => {
+      const receipt = await this.send(tenantId, target, input, steerId).catch(async (err: unknown) => {
         // Resubmitting a client's steer id after its turn ended: same receipt, no new event (docs/design.md §2.11).
         const settled = input.steerId && 'turnId' in target ? await this.settledAfterTurnEnd(err, tenantId, target.turnId, steerId) : undefined;
         if (settled) return settled;
@@ -98,6 +101,18 @@ export class SteersService {
     }
   }
 
+  /** Edits a queued steer; once its turn ended, the steer's real fate answers (already_delivered / steer_dropped). */
+  async edit(tenantId: string, turnId: string, steerId: string, text: string): Promise<Receipt> {
+    try {
+      return await this.engine.editSteer(turnId, { tenantId, steerId, text });
+    } catch (err) {
+      const settled = await this.settledAfterTurnEnd(err, tenantId, turnId, steerId);
+      if (settled?.status === 'delivered') throw new SteerlineError('already_delivered', 'the model already has this steer', { steerId, step: settled.step });
+      if (settled) throw steerDropped(settled);
+      throw err;
+    }
+  }
+
   /**
    * When the turn no longer runs, a steer of it that is settled in the read model.
    * Makes a resubmitted steer id and a late withdraw answer with the steer's real fate.
@@ -108,11 +123,13 @@ export class SteersService {
     return receipt && receipt.status !== 'queued' ? receipt : undefined;
   }
 
-  private async send(tenantId: string, target: SteerTarget, text: string, steerId: string): Promise<Receipt> {
+  private async send(tenantId: string, target: SteerTarget, input: SteerInput, steerId: string): Promise<Receipt> {
+    const { text, onTurnEnd, ttlMs } = input;
+    const steer = { tenantId, text, steerId, ...(onTurnEnd && { onTurnEnd }), ...(ttlMs !== undefined && { ttlMs }) };
     try {
-      if ('turnId' in target) return await this.engine.steerTurn(target.turnId, { tenantId, text, steerId });
+      if ('turnId' in target) return await this.engine.steerTurn(target.turnId, steer);
       const { conversationId, expectedTurnId } = target;
-      return await this.engine.steerConversation(conversationId, { tenantId, text, steerId, ...(expectedTurnId ? { expectedTurnId } : {}) });
+      return await this.engine.steerConversation(conversationId, { ...steer, ...(expectedTurnId ? { expectedTurnId } : {}) });
     } catch (err) {
       // Without an answer the steer may or may not have been accepted; its id
       // lets the client read it or resubmit it idempotently (docs/design.md §2.11).

@@ -1,5 +1,6 @@
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import {
+  eventVersion,
   connectNats,
   encodeEvent,
   EVENT_TYPE_HEADER,
@@ -87,7 +88,7 @@ export interface SteerRef {
 }
 
 function envelope(ref: SteerRef) {
-  return { id: uuidv7(), version: 1 as const, tenantId: ref.tenantId ?? 'acme', conversationId: ref.conversationId, turnId: ref.turnId, seq: 5, at: new Date().toISOString() };
+  return { id: uuidv7(), version: 1, tenantId: ref.tenantId ?? 'acme', conversationId: ref.conversationId, turnId: ref.turnId, seq: 5, at: new Date().toISOString() };
 }
 
 export function delivered(ref: SteerRef): SteerlineEvent {
@@ -97,7 +98,7 @@ export function delivered(ref: SteerRef): SteerlineEvent {
 }
 
 export function dropped(ref: SteerRef, reason: DropReason = 'turn_cancelled'): SteerlineEvent {
-  return { ...envelope(ref), type: 'SteerDropped', data: { steerId: ref.steerId, text: ref.text ?? 'steer', position: 1, reason } };
+  return { ...envelope(ref), version: eventVersion('SteerDropped'), type: 'SteerDropped', data: { steerId: ref.steerId, text: ref.text ?? 'steer', position: 1, reason } };
 }
 
 /** Answers are checked field by field; their shapes are the contract's, not re-declared here. */

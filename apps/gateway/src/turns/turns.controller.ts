@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { TurnViewSchema, type TurnView } from '@steerline/contracts';
+import { StartTurnAnswerSchema, type StartTurnAnswer, type TurnView, TurnViewSchema } from '@steerline/contracts';
 import { Tenant } from '../auth/auth.guard';
 import { ApiDoc } from '../docs/api-doc';
 import { JsonBody, UuidPipe } from '../http/params';
@@ -21,14 +21,15 @@ export class TurnsController {
   @Post('conversations/:cid/turns')
   @HttpCode(202)
   @ApiDoc({
-    summary: 'Start a turn; it runs on after the answer',
+    summary: 'Start a turn; it runs on after the answer. With whenBusy "queue" while a turn runs, it is queued behind it',
     body: StartTurnBody,
     responses: {
-      202: { description: 'started', schema: { type: 'object', required: ['turnId'], properties: { turnId: { type: 'string', format: 'uuid' } } } },
+      202: { description: 'started {turnId, status: "running"}, or queued {turnId, status: "queued", position}', schema: StartTurnAnswerSchema },
       400: 'invalid_request (bad body, unknown or unconfigured model provider)',
       404: 'not_found: no such conversation for this tenant',
-      409: 'turn_already_running',
+      409: 'turn_already_running (without whenBusy "queue")',
       413: 'payload_too_large: the body is over 256 KiB (a prompt of 100 000 four-byte characters is), or the command over what NATS carries',
+      429: 'turn_queue_full: 10 turns already wait in this conversation',
       503: 'unavailable: no engine answers',
     },
   })
@@ -36,7 +37,7 @@ export class TurnsController {
     @Tenant() tenantId: string,
     @Param('cid', UuidPipe) conversationId: string,
     @JsonBody(StartTurnBody) body: StartTurnBody,
-  ): Promise<{ turnId: string }> {
+  ): Promise<StartTurnAnswer> {
     // Checked here, on the tenant's own subject, before the engine is asked: an
     // engine that answers turn_already_running first would reveal that another
     // tenant's conversation exists.
@@ -63,7 +64,7 @@ export class TurnsController {
   @Post('turns/:tid/cancel')
   @HttpCode(202)
   @ApiDoc({
-    summary: 'Cancel a running turn; its queued steers are dropped (turn_cancelled) before TurnCancelled',
+    summary: 'Cancel a running turn (its queued steers are dropped turn_cancelled before TurnCancelled), or a queued turn, which then never starts',
     body: CancelTurnBody,
     bodyOptional: true,
     responses: { 202: { description: 'accepted', schema: { type: 'object', properties: { accepted: { const: true } } } }, 400: 'invalid_request', 404: 'not_found: another tenant’s turn', 409: 'turn_not_running', 503: 'unavailable' },

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { EntityManager } from 'typeorm';
-import { DEFAULT_LIMITS, encodeEvent, subjects, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
+import { DEFAULT_LIMITS, encodeEvent, eventVersion, subjects, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
 import { openReadModels } from '../migrations/database';
 import { createGeneration, dropGeneration, useGeneration } from '../read-models/generations';
 import { decodeBatch, projectBatch, type LogMessage } from './batch';
@@ -116,7 +116,7 @@ function syntheticLog(count: number): LogMessage[] {
 function turnEvents(conversationId: string, turnId: string, at: string): SteerlineEvent[] {
   let seq = 0;
   const event = <T extends Exclude<EventType, 'ConversationCreated'>>(type: T, data: EventData<T>) =>
-    ({ id: uuidv7(), type, version: 1, tenantId: 'bench', conversationId, turnId, seq: ++seq, at, data }) as unknown as SteerlineEvent;
+    ({ id: uuidv7(), type, version: eventVersion(type), tenantId: 'bench', conversationId, turnId, seq: ++seq, at, data }) as unknown as SteerlineEvent;
   const steerId = uuidv7();
   const call = { id: 'call_1_0', name: 'echo', args: { text: 'hello' } };
   return [

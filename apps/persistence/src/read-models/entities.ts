@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { Boundary, DropReason, ModelSpec, SteerStatus, ToolCall, TurnLimits, TurnStatus } from '@steerline/contracts';
+import type { Boundary, DropReason, ModelSpec, PendingApproval, SteerStatus, ToolCall, TurnLimits, TurnStatus } from '@steerline/contracts';
 
 /*
  * TypeORM mappings of the read-model tables, for the queries. The tables are
@@ -33,6 +33,7 @@ export class TurnEntity {
   @Column('int') queued!: number;
   @Column('int') delivered!: number;
   @Column('int') dropped!: number;
+  @Column('jsonb', { name: 'pending_approvals' }) pendingApprovals!: PendingApproval[];
   @Column('timestamptz', { name: 'started_at' }) startedAt!: Date;
   @Column('timestamptz', { name: 'ended_at', nullable: true }) endedAt!: Date | null;
   @Column('int', { name: 'last_event_seq' }) lastEventSeq!: number;
@@ -64,6 +65,7 @@ export class SteerEntity {
   @Column('int', { nullable: true }) step!: number | null;
   @Column('text', { nullable: true }) boundary!: Boundary | null;
   @Column('int', { name: 'request_step', nullable: true }) requestStep!: number | null;
+  @Column('uuid', { name: 'next_turn_id', nullable: true }) nextTurnId!: string | null;
   @Column('timestamptz', { name: 'queued_at' }) queuedAt!: Date;
   @Column('timestamptz', { name: 'settled_at', nullable: true }) settledAt!: Date | null;
 }

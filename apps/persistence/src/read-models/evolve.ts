@@ -1,4 +1,4 @@
-import { messagesOf, type SteerlineEvent, type SteerStatus, type TurnEvent } from '@steerline/contracts';
+import { isSteerEventType, messagesOf, type SteerlineEvent, type SteerStatus, type TurnEvent } from '@steerline/contracts';
 import type { ConversationRow, MessageRow, SteerRow, TurnRow } from './rows';
 
 /*
@@ -11,7 +11,7 @@ export function evolveConversation(conversation: ConversationRow | undefined, ev
   if (conversation) return conversation;
   // A turn start creates its conversation too: a log without ConversationCreated
   // (written by an older engine, or trimmed) still yields a readable transcript.
-  if (event.type === 'ConversationCreated' || event.type === 'TurnStarted') {
+  if (event.type === 'ConversationCreated' || event.type === 'TurnStarted' || event.type === 'TurnQueued') {
     return { id: event.conversationId, tenantId: event.tenantId, createdAt: event.at, messageCount: 0 };
   }
   return undefined;
@@ -36,14 +36,15 @@ export function appendMessages(conversation: ConversationRow, event: SteerlineEv
 }
 
 export function evolveTurn(turn: TurnRow | undefined, event: TurnEvent): TurnRow | undefined {
-  if (event.type === 'TurnStarted') {
-    if (turn) return turn;
+  if (event.type === 'TurnStarted' || event.type === 'TurnQueued') {
+    // A queued turn's row exists from TurnQueued; its start makes it running, from then.
+    if (turn) return event.type === 'TurnStarted' && turn.status === 'queued' ? { ...turn, status: 'running', startedAt: event.at, lastEventSeq: event.seq } : turn;
     const { prompt, model, limits } = event.data;
     return {
       id: event.turnId,
       conversationId: event.conversationId,
       tenantId: event.tenantId,
-      status: 'running',
+      status: event.type === 'TurnQueued' ? 'queued' : 'running',
       steps: 0,
       prompt,
       model,
@@ -55,6 +56,7 @@ export function evolveTurn(turn: TurnRow | undefined, event: TurnEvent): TurnRow
       queued: 0,
       delivered: 0,
       dropped: 0,
+      pendingApprovals: [],
       startedAt: event.at,
       endedAt: null,
       lastEventSeq: event.seq,
@@ -67,6 +69,12 @@ export function evolveTurn(turn: TurnRow | undefined, event: TurnEvent): TurnRow
       return { ...seen, resumes: Math.max(turn.resumes, event.data.attempt) };
     case 'ModelResponded':
       return { ...seen, steps: Math.max(turn.steps, event.data.step) };
+    case 'ToolApprovalRequested': {
+      const { toolCallId, step, name, args } = event.data;
+      return { ...seen, pendingApprovals: [...seen.pendingApprovals.filter((a) => a.toolCallId !== toolCallId), { toolCallId, step, name, args, requestedAt: event.at }] };
+    }
+    case 'ToolApprovalDecided':
+      return { ...seen, pendingApprovals: seen.pendingApprovals.filter((a) => a.toolCallId !== event.data.toolCallId) };
     case 'TurnCompleted':
       return { ...seen, status: 'completed', steps: event.data.steps, text: event.data.text, endedAt: event.at };
     case 'TurnCancelled':
@@ -79,27 +87,30 @@ export function evolveTurn(turn: TurnRow | undefined, event: TurnEvent): TurnRow
   }
 }
 
-type SteerEvent = Extract<TurnEvent, { type: 'SteerQueued' | 'SteeringDelivered' | 'SteerDropped' }>;
+type SteerEvent = Extract<TurnEvent, { type: 'SteerQueued' | 'SteerEdited' | 'SteeringDelivered' | 'SteerDropped' }>;
 
 export function isSteerEvent(event: SteerlineEvent): event is SteerEvent {
-  return event.type === 'SteerQueued' || event.type === 'SteeringDelivered' || event.type === 'SteerDropped';
+  return isSteerEventType(event.type);
 }
 
 export function evolveSteer(steer: SteerRow | undefined, event: SteerEvent): SteerRow {
   // Settlements carry text and position, so a steer whose SteerQueued is missing
   // is still recorded; the first settlement wins (I2 makes a second one a log defect).
+  if (!steer && event.type === 'SteerEdited') throw new Error('unreachable: an edit without its steer is applied by applyEvent as an orphan');
+  const first = event as Exclude<SteerEvent, { type: 'SteerEdited' }>;
   const base: SteerRow = steer ?? {
-    id: event.data.steerId,
-    turnId: event.turnId,
-    conversationId: event.conversationId,
-    tenantId: event.tenantId,
-    text: event.data.text,
-    position: event.data.position,
+    id: first.data.steerId,
+    turnId: first.turnId,
+    conversationId: first.conversationId,
+    tenantId: first.tenantId,
+    text: first.data.text,
+    position: first.data.position,
     status: 'queued',
     reason: null,
     step: null,
     boundary: null,
     requestStep: null,
+    nextTurnId: null,
     queuedAt: event.at,
     settledAt: null,
   };
@@ -107,12 +118,14 @@ export function evolveSteer(steer: SteerRow | undefined, event: SteerEvent): Ste
   switch (event.type) {
     case 'SteerQueued':
       return base;
+    case 'SteerEdited':
+      return { ...base, text: event.data.text };
     case 'SteeringDelivered': {
-      const { step, boundary, requestStep } = event.data;
-      return { ...base, status: 'delivered', step, boundary, requestStep, settledAt: event.at };
+      const { step, boundary, requestStep, text } = event.data;
+      return { ...base, text, status: 'delivered', step, boundary, requestStep, settledAt: event.at };
     }
     case 'SteerDropped':
-      return { ...base, status: 'dropped', reason: event.data.reason, settledAt: event.at };
+      return { ...base, text: event.data.text, status: 'dropped', reason: event.data.reason, nextTurnId: event.data.nextTurnId ?? null, settledAt: event.at };
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Boundary, ChatMessage, DropReason, ModelSpec, SteerStatus, ToolCall, TurnLimits, TurnStatus } from '@steerline/contracts';
+import type { Boundary, ChatMessage, DropReason, ModelSpec, PendingApproval, SteerStatus, ToolCall, TurnLimits, TurnStatus } from '@steerline/contracts';
 
 /**
  * The read models as plain data: what the pure evolve functions take and
@@ -29,6 +29,8 @@ export interface TurnRow {
   queued: number;
   delivered: number;
   dropped: number;
+  /** Tool calls waiting for a person's decision, in request order. */
+  pendingApprovals: PendingApproval[];
   startedAt: string;
   endedAt: string | null;
   /** The turn-scoped `seq` of the last event applied: a redelivered or duplicated event has seq <= this. */
@@ -47,6 +49,7 @@ export interface SteerRow {
   step: number | null;
   boundary: Boundary | null;
   requestStep: number | null;
+  nextTurnId: string | null;
   queuedAt: string;
   settledAt: string | null;
 }

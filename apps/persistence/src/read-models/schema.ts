@@ -11,7 +11,7 @@
  */
 
 /** Bump when `generationDdl` changes: a generation built at an older version must be rebuilt (`npm run rebuild`). */
-export const DDL_VERSION = 2;
+export const DDL_VERSION = 3;
 
 /** The schema generation `id` lives in. */
 export function generationSchema(id: number): string {
@@ -32,7 +32,7 @@ export function generationDdl(schema: string): string[] {
       id uuid PRIMARY KEY,
       conversation_id uuid NOT NULL,
       tenant_id text NOT NULL,
-      status text NOT NULL CHECK (status IN ('running', 'completed', 'cancelled', 'failed')),
+      status text NOT NULL CHECK (status IN ('queued', 'running', 'completed', 'cancelled', 'failed')),
       steps int NOT NULL DEFAULT 0,
       prompt text NOT NULL,
       model jsonb NOT NULL,
@@ -44,6 +44,7 @@ export function generationDdl(schema: string): string[] {
       queued int NOT NULL DEFAULT 0,
       delivered int NOT NULL DEFAULT 0,
       dropped int NOT NULL DEFAULT 0,
+      pending_approvals jsonb NOT NULL DEFAULT '[]',
       started_at timestamptz NOT NULL,
       ended_at timestamptz,
       last_event_seq int NOT NULL
@@ -73,6 +74,7 @@ export function generationDdl(schema: string): string[] {
       step int,
       boundary text CHECK (boundary IN ('tool_results', 'turn_end')),
       request_step int,
+      next_turn_id uuid,
       queued_at timestamptz NOT NULL,
       settled_at timestamptz
     )`,

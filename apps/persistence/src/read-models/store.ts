@@ -33,23 +33,24 @@ const TURNS: Table<TurnRow> = {
   columns: [
     ['id', 'uuid'], ['conversation_id', 'uuid'], ['tenant_id', 'text'], ['status', 'text'], ['steps', 'int'], ['prompt', 'text'],
     ['model', 'jsonb'], ['limits', 'jsonb'], ['text', 'text'], ['error', 'jsonb'], ['cancel_reason', 'text'], ['resumes', 'int'], ['queued', 'int'],
-    ['delivered', 'int'], ['dropped', 'int'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['last_event_seq', 'int'],
+    ['delivered', 'int'], ['dropped', 'int'], ['pending_approvals', 'jsonb'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['last_event_seq', 'int'],
   ],
-  onConflict: updateOnConflict('id', ['status', 'steps', 'text', 'error', 'cancel_reason', 'resumes', 'queued', 'delivered', 'dropped', 'ended_at', 'last_event_seq']),
+  onConflict: updateOnConflict('id', ['status', 'steps', 'text', 'error', 'cancel_reason', 'resumes', 'queued', 'delivered', 'dropped', 'pending_approvals', 'started_at', 'ended_at', 'last_event_seq']),
   values: (t) => [
     t.id, t.conversationId, t.tenantId, t.status, t.steps, t.prompt, json(t.model), json(t.limits), t.text, json(t.error),
-    t.cancelReason, t.resumes, t.queued, t.delivered, t.dropped, t.startedAt, t.endedAt, t.lastEventSeq,
+    t.cancelReason, t.resumes, t.queued, t.delivered, t.dropped, json(t.pendingApprovals), t.startedAt, t.endedAt, t.lastEventSeq,
   ],
 };
 const STEERS: Table<SteerRow> = {
   name: 'steers',
   columns: [
     ['id', 'uuid'], ['turn_id', 'uuid'], ['conversation_id', 'uuid'], ['tenant_id', 'text'], ['text', 'text'], ['position', 'int'],
-    ['status', 'text'], ['reason', 'text'], ['step', 'int'], ['boundary', 'text'], ['request_step', 'int'], ['queued_at', 'timestamptz'],
-    ['settled_at', 'timestamptz'],
+    ['status', 'text'], ['reason', 'text'], ['step', 'int'], ['boundary', 'text'], ['request_step', 'int'], ['next_turn_id', 'uuid'],
+    ['queued_at', 'timestamptz'], ['settled_at', 'timestamptz'],
   ],
-  onConflict: updateOnConflict('id', ['status', 'reason', 'step', 'boundary', 'request_step', 'settled_at']),
-  values: (s) => [s.id, s.turnId, s.conversationId, s.tenantId, s.text, s.position, s.status, s.reason, s.step, s.boundary, s.requestStep, s.queuedAt, s.settledAt],
+  // `text` too: an edit replaces a queued steer's text.
+  onConflict: updateOnConflict('id', ['text', 'status', 'reason', 'step', 'boundary', 'request_step', 'next_turn_id', 'settled_at']),
+  values: (s) => [s.id, s.turnId, s.conversationId, s.tenantId, s.text, s.position, s.status, s.reason, s.step, s.boundary, s.requestStep, s.nextTurnId, s.queuedAt, s.settledAt],
 };
 const MESSAGES: Table<MessageRow> = {
   name: 'messages',

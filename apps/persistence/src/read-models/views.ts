@@ -20,6 +20,7 @@ export function toTurnView(t: TurnEntity): TurnView {
     ...(t.cancelReason !== null && { cancelReason: t.cancelReason }),
     resumes: t.resumes,
     steers: { queued: t.queued, delivered: t.delivered, dropped: t.dropped },
+    pendingApprovals: t.pendingApprovals ?? [],
     startedAt: t.startedAt.toISOString(),
     ...(t.endedAt !== null && { endedAt: t.endedAt.toISOString() }),
   };
@@ -36,6 +37,7 @@ export function toSteerView(s: SteerEntity): SteerView {
     ...(s.step !== null && { step: s.step }),
     ...(s.boundary !== null && { boundary: s.boundary }),
     ...(s.requestStep !== null && { requestStep: s.requestStep }),
+    ...(s.nextTurnId !== null && { nextTurnId: s.nextTurnId }),
     queuedAt: s.queuedAt.toISOString(),
     ...(s.settledAt !== null && { settledAt: s.settledAt.toISOString() }),
   };
@@ -52,6 +54,7 @@ export function toReceipt(s: SteerEntity): Receipt {
     ...(s.boundary !== null && { boundary: s.boundary }),
     ...(s.requestStep !== null && { requestStep: s.requestStep }),
     ...(s.reason !== null && { reason: s.reason }),
+    ...(s.nextTurnId !== null && { nextTurnId: s.nextTurnId }),
   };
 }
 

@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, SteerlineEventSchema, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
+import { DEFAULT_LIMITS, SteerlineEventSchema, eventVersion, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
 import { applyEvent, workingSet, type WorkingSet } from './working-set';
 
 const conversationId = uuidv7();
@@ -8,7 +8,7 @@ const at = (n: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, n)).toISOString();
 
 function event<T extends Exclude<EventType, 'ConversationCreated'>>(type: T, data: EventData<T>, over: Partial<SteerlineEvent> = {}): SteerlineEvent {
   seq += 1;
-  return SteerlineEventSchema.parse({ id: uuidv7(), type, version: 1, tenantId: 'default', conversationId, turnId, seq, at: at(seq), data, ...over }) as SteerlineEvent;
+  return SteerlineEventSchema.parse({ id: uuidv7(), type, version: eventVersion(type), tenantId: 'default', conversationId, turnId, seq, at: at(seq), data, ...over }) as SteerlineEvent;
 }
 
 const started = () => event('TurnStarted', { prompt: 'hi', model: { provider: 'scripted', name: 'scripted', script: [] }, limits: DEFAULT_LIMITS, engineId: 'e' });
@@ -27,6 +27,42 @@ describe('applying events to the read models', () => {
     const { ws } = run(started());
     expect(ws.conversations.get(conversationId)).toMatchObject({ tenantId: 'default', messageCount: 1 });
     expect(ws.messages).toEqual([expect.objectContaining({ ordinal: 0, role: 'user', content: 'hi', steerId: null })]);
+  });
+
+  it('a tool call waiting for approval is listed on its turn until it is decided', () => {
+    const start = started();
+    const request = event('ToolApprovalRequested', { step: 1, toolCallId: 'call_1_0', name: 'sleep', args: { ms: 5 } });
+    const { ws } = run(start, request);
+    expect(ws.turns.get(turnId)!.pendingApprovals).toEqual([{ toolCallId: 'call_1_0', step: 1, name: 'sleep', args: { ms: 5 }, requestedAt: request.at }]);
+    applyEvent(ws, event('ToolApprovalDecided', { step: 1, toolCallId: 'call_1_0', decision: 'denied', by: 'user' }));
+    expect(ws.turns.get(turnId)!.pendingApprovals).toEqual([]);
+  });
+
+  it('a queued turn has a row from TurnQueued, running from its TurnStarted, and the prompt joins the transcript only then', () => {
+    const model = { provider: 'scripted' as const, name: 'scripted', script: [] };
+    const queued = event('TurnQueued', { prompt: 'later', model, limits: DEFAULT_LIMITS, position: 1 });
+    const { ws, outcomes } = run(queued);
+    expect(outcomes).toEqual(['applied']);
+    expect(ws.turns.get(turnId)).toMatchObject({ status: 'queued', prompt: 'later', startedAt: queued.at });
+    expect(ws.messages).toEqual([]);
+    const start = started();
+    expect(applyEvent(ws, start)).toBe('applied');
+    expect(ws.turns.get(turnId)).toMatchObject({ status: 'running', startedAt: start.at, lastEventSeq: 2 });
+    expect(ws.messages.map((m) => m.content)).toEqual(['hi']);
+  });
+
+  it('an edit replaces a queued steer’s text; a move records the next turn', () => {
+    const a = uuidv7();
+    const next = uuidv7();
+    const { ws } = run(started(), queued(a, 1), event('SteerEdited', { steerId: a, text: 'better', previousText: 'steer 1' }));
+    expect(ws.steers.get(a)).toMatchObject({ status: 'queued', text: 'better' });
+    applyEvent(ws, event('SteerDropped', { steerId: a, text: 'better', position: 1, reason: 'moved_to_next_turn', nextTurnId: next }));
+    expect(ws.steers.get(a)).toMatchObject({ status: 'dropped', reason: 'moved_to_next_turn', nextTurnId: next, text: 'better' });
+  });
+
+  it('an edit of a steer the read model never saw is an orphan', () => {
+    const { outcomes } = run(started(), event('SteerEdited', { steerId: uuidv7(), text: 'x', previousText: 'y' }));
+    expect(outcomes).toEqual(['applied', 'orphan']);
   });
 
   it('steer counts follow each steer from queued to its one settlement', () => {

@@ -73,7 +73,7 @@ export function applyEvent(ws: WorkingSet, event: SteerlineEvent): ApplyOutcome 
   // checkpoint against duplicates, and the only one against a missing event.
   const expectedSeq = turnBefore ? turnBefore.lastEventSeq + 1 : 1;
   if (event.seq < expectedSeq) return 'duplicate';
-  if (event.seq > expectedSeq || (!turnBefore && event.type !== 'TurnStarted')) {
+  if (event.seq > expectedSeq || (!turnBefore && event.type !== 'TurnStarted' && event.type !== 'TurnQueued')) {
     putStall(ws, { conversationId: event.conversationId, tenantId: event.tenantId, turnId: event.turnId, eventId: event.id, expectedSeq, foundSeq: event.seq, eventAt: event.at });
     return 'gap';
   }
@@ -84,6 +84,8 @@ export function applyEvent(ws: WorkingSet, event: SteerlineEvent): ApplyOutcome 
   if (isSteerEvent(event)) {
     const steerBefore = ws.steers.get(event.data.steerId);
     if (steerBefore && steerBefore.turnId !== event.turnId) return 'orphan';
+    // An edit carries no position: without its steer's row there is nothing it could describe.
+    if (!steerBefore && event.type === 'SteerEdited') return 'orphan';
     const steer = evolveSteer(steerBefore, event);
     if (steer !== steerBefore) putSteer(ws, steer);
     turn = countSteer(turn, steerBefore?.status, steer.status);

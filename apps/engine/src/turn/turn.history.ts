@@ -1,0 +1,28 @@
+import { isTerminalTurnEvent, type TurnEvent } from '@steerline/contracts';
+import { evolve } from './turn.evolve';
+import { initialState, type TurnState } from './turn.state';
+
+/**
+ * The id of a turn of the conversation that has not ended: running, or queued
+ * and not yet started or cancelled (docs/design.md §8.3). A new turn may start only
+ * when there is none.
+ */
+export function busyTurn(events: TurnEvent[]): string | undefined {
+  const open = new Set<string>();
+  let first: string | undefined;
+  for (const e of events) {
+    if (e.type === 'TurnStarted' || e.type === 'TurnQueued') open.add(e.turnId);
+    else if (isTerminalTurnEvent(e)) open.delete(e.turnId);
+  }
+  for (const id of open) first ??= id;
+  return first;
+}
+
+/** The turns of the conversation still queued (TurnQueued, neither started nor ended), oldest first, as their states. */
+export function queuedTurns(events: TurnEvent[]): TurnState[] {
+  const byTurn = new Map<string, TurnEvent[]>();
+  for (const e of events) byTurn.set(e.turnId, [...(byTurn.get(e.turnId) ?? []), e]);
+  return [...byTurn.values()]
+    .filter((list) => list.length === 1 && list[0].type === 'TurnQueued')
+    .map(([queued]) => evolve({ ...initialState(), turnId: queued.turnId, tenantId: queued.tenantId, conversationId: queued.conversationId }, queued));
+}
