@@ -102,8 +102,14 @@ describe('npm run demo in a terminal', () => {
     // The demo ends on its own; the transcript holds the typed steer, as the model saw it.
     const end = await eventually(async () => {
       const all = (await tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'demo')).split('\n');
+      last = all;
       return all.some((r) => r.startsWith('Pane is dead')) ? all : undefined;
-    }, 60_000, 'the demo to exit');
+    }, 60_000, 'the demo to exit').catch(async (err: Error) => {
+      // What the log holds, and what a fresh stream of it answers: tells a stalled stream from a stalled turn.
+      const logged = await stack.nats.readAll();
+      const fresh = await firstLines(`${stack.url}/v1/conversations/${logged[0]?.event.conversationId}/events?live=0`, 2000);
+      throw new Error(`${err.message}; the log: ${logged.map((e) => `${e.streamSeq} ${e.event.type}`).join(', ')}; a fresh stream: ${fresh}; the screen:\n${last.join('\n')}`);
+    });
     const text = end.join('\n');
     expect(text).toMatch(/receipt for "please also update the changelog" \(yours\): (queued|delivered)/);
     expect(text).toMatch(/#\d (delivered|dropped) +(\(\w+\) )?"please also update the changelog"/);
@@ -115,4 +121,16 @@ function run(command: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) =>
     execFile(command, args, { timeout: 10_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${command} ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout))),
   );
+}
+
+/** The `id:` and comment lines a stream sends within `ms`. */
+async function firstLines(url: string, ms: number): Promise<string> {
+  let body = '';
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(ms) });
+    for await (const chunk of res.body!) body += Buffer.from(chunk).toString();
+  } catch {
+    // The timeout ends the read.
+  }
+  return body.split('\n').filter((l) => l.startsWith('id:') || l.startsWith(':')).join(' | ');
 }
