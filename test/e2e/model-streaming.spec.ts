@@ -27,6 +27,8 @@ describe('model answers stream as live deltas', () => {
         OPENAI_BASE_URL: openai.baseUrl,
         OPENAI_API_KEY: 'sk-test',
         OPENAI_MAX_RETRIES: '2',
+        ANTHROPIC_BASE_URL: anthropic.baseUrl,
+        ANTHROPIC_API_KEY: 'ak-test',
       },
     });
     stack.nats.nc.subscribe(`${stack.prefix}.live.>`, {
@@ -75,6 +77,13 @@ describe('model answers stream as live deltas', () => {
         return { provider: 'openai', name: 'gpt-test' };
       },
     ],
+    [
+      'anthropic',
+      () => {
+        anthropic.answer({ text: 'Let me check.', toolCalls: [{ id: 'toolu_1', name: 'echo', args: { text: 'x' } }] }, { text: 'All done, in several words.' });
+        return { provider: 'anthropic', name: 'claude-test' };
+      },
+    ],
   ])('%s: the deltas of each step joined are the text ModelResponded records', async (_name, model) => {
     const tid = await run(model());
     const events = await stack.turnEnded(tid);
@@ -108,12 +117,11 @@ describe('model answers stream as live deltas', () => {
     await eventually(() => request.abortedAt, 5_000, 'the stream to be aborted');
   });
 
-  // `anthropic` is not yet a provider a turn can name (the contract change needs TurnStarted v2):
-  // the provider itself is driven here, against its fake over real HTTP.
+  // The provider itself, against its fake over real HTTP: what it sends and how it reads the stream.
   describe('anthropic', () => {
     const provider = () => new AnthropicModel({ baseUrl: anthropic.baseUrl, apiKey: 'ak-test', timeoutMs: 5_000, maxRetries: 2, retryBaseMs: 10, maxTokens: 1024 });
     const request = (messages: ChatMessage[], onDelta?: (t: string) => void) =>
-      ({ step: 2, model: { provider: 'anthropic', name: 'claude-test' } as unknown as ModelSpec, messages, tools: BUILTIN_TOOLS.map((t) => t.spec), onDelta }) satisfies ModelRequest;
+      ({ step: 2, model: { provider: 'anthropic', name: 'claude-test' } satisfies ModelSpec, messages, tools: BUILTIN_TOOLS.map((t) => t.spec), onDelta }) satisfies ModelRequest;
     const turnId = '0190a000-0000-7000-8000-000000000001';
     const prompt: ChatMessage[] = [{ role: 'user', content: 'stream it', turnId }];
 

@@ -133,8 +133,9 @@ export const EVENT_VERSION = 1;
 /**
  * Types written at a later version today. SteerDropped v2: the reasons of
  * docs/design.md §8.3 (`turn_ended`, `moved_to_next_turn`, `expired`) and `nextTurnId`.
+ * TurnStarted v2: a model may be `{provider: "anthropic", name}` (docs/design.md §8.1).
  */
-const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2 };
+const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2, TurnStarted: 2 };
 
 /** The version every new event of `type` is written at. */
 export function eventVersion(type: EventType): number {

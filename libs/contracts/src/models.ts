@@ -17,8 +17,9 @@ export const ScriptedModelSchema = z
   .object({ provider: z.literal('scripted'), name: z.string().default('scripted'), script: z.array(ScriptStepSchema).max(1000).default([]) })
   .strict();
 export const OpenAIModelSchema = z.object({ provider: z.literal('openai'), name: z.string().min(1).max(200) }).strict();
+export const AnthropicModelSchema = z.object({ provider: z.literal('anthropic'), name: z.string().min(1).max(200) }).strict();
 
-export const ModelSpecSchema = z.discriminatedUnion('provider', [ScriptedModelSchema, OpenAIModelSchema]);
+export const ModelSpecSchema = z.discriminatedUnion('provider', [ScriptedModelSchema, OpenAIModelSchema, AnthropicModelSchema]);
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;
 export const DEFAULT_MODEL: ModelSpec = { provider: 'scripted', name: 'scripted', script: [] };
 

@@ -90,6 +90,5 @@ export function Composer(p: ComposerProps): VNode<any> {
 /** The turn's model as the API takes it; throws on a script that is not JSON. */
 export function modelSpec(choice: ModelChoice): StartTurnInput['model'] {
   if (choice.provider === 'scripted') return { provider: 'scripted', script: JSON.parse(choice.script) as unknown[] };
-  // `anthropic` is checked by the server (docs/design.md §8.1); the client's types may not list it yet.
-  return { provider: choice.provider, name: choice.name } as StartTurnInput['model'];
+  return { provider: choice.provider, name: choice.name };
 }
