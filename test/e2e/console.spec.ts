@@ -121,6 +121,48 @@ describe('the console in a real browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('approves a call that waits for the person, and edits a queued steer before the model reads it', async () => {
+    gateway = await startConsoleGateway();
+    // A turn whose sleep calls need approval, started through the API; the page opens on its conversation.
+    const cid = (await stack.api('POST', '/conversations')).body.id as string;
+    const started = await stack.api('POST', `/conversations/${cid}/turns`, {
+      prompt: 'Clean the logs',
+      model: { provider: 'scripted', script: [sleep(3000), { text: 'cleaned' }] },
+      approvals: { tools: ['sleep'] },
+    });
+    expect(started.status).toBe(202);
+    const tid = started.body.turnId as string;
+    const page = await browser.newPage();
+    pages.push(page);
+    page.setDefaultTimeout(10_000);
+    page.on('pageerror', (err) => problems.push(String(err)));
+    await page.goto(`http://127.0.0.1:${port}/console#${cid}`);
+
+    // While the call waits for approval, a steer queues; Edit replaces its text in place.
+    await page.getByRole('button', { name: 'Approve sleep' }).waitFor();
+    const composer = page.locator('#composer-text');
+    await composer.fill('use the old format');
+    await composer.press('Enter');
+    await page.locator('[data-status="queued"]').waitFor();
+    await page.getByRole('button', { name: 'Edit steer 1' }).click();
+    const edit = page.getByRole('textbox', { name: 'Edit steer 1' });
+    await edit.fill('use the new format');
+    await edit.press('Enter');
+    await page.locator('[data-status="queued"]', { hasText: 'use the new format' }).waitFor();
+
+    // Approve from the keyboard: the call starts, and at its boundary the edited text is what the model gets.
+    await page.getByRole('button', { name: 'Approve sleep' }).focus();
+    await page.keyboard.press('Enter');
+    const events = await stack.turnEnded(tid, 30_000);
+    const types = events.map((e) => e.event.type);
+    expect(types.indexOf('ToolApprovalDecided')).toBeGreaterThan(types.indexOf('ToolApprovalRequested'));
+    expect(events.find((e) => e.event.type === 'ToolApprovalDecided')!.event.data).toMatchObject({ decision: 'approved', by: 'user' });
+    expect(events.find((e) => e.event.type === 'SteerEdited')!.event.data).toMatchObject({ text: 'use the new format', previousText: 'use the old format' });
+    expect(events.find((e) => e.event.type === 'SteeringDelivered')!.event.data).toMatchObject({ text: 'use the new format' });
+    await page.locator('[data-status="delivered"]', { hasText: 'use the new format' }).waitFor();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('serves the console’s own files only, with a self-only Content-Security-Policy, outside the API key check', async () => {
     gateway = await startConsoleGateway({ STEERLINE_API_KEYS: 'some-key:tenant' });
     const base = `http://127.0.0.1:${port}/console`;
