@@ -1,5 +1,6 @@
 import { CONVERSATION_SECTIONS, type ConversationPage, type ConversationQuery, type ConversationSection } from '@steerline/contracts';
 import type { HttpResponse } from '../http/http.types';
+import { drained } from '../http/drained';
 
 export type PageReader = (query: ConversationQuery) => Promise<ConversationPage>;
 
@@ -73,17 +74,4 @@ class SectionWriter {
       this.first = true;
     }
   }
-}
-
-/** Waits for room in the socket's buffer, or for the client to leave; no listener outlives the wait. */
-function drained(res: HttpResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }

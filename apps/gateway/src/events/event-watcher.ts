@@ -1,6 +1,7 @@
 import type { HttpResponse } from '../http/http.types';
 import type { LoggedFrame, StoredFrame, TailMember } from './conversation-tails';
 import { sseComment } from './sse';
+import { drained } from '../http/drained';
 
 /** How long a stream ended for a slow reader may take to flush its last bytes before its socket is closed. */
 const FLUSH_GRACE_MS = 5_000;
@@ -140,18 +141,4 @@ export class EventWatcher implements TailMember {
   private write(chunk: string): boolean {
     return this.res.writableEnded ? false : this.res.write(chunk);
   }
-}
-
-// Listeners removed either way: `events.once` would leave the losing one behind on every wait.
-function drained(res: HttpResponse): Promise<void> {
-  if (res.writableEnded || res.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
