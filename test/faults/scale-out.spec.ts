@@ -1,4 +1,5 @@
 import { checkInvariants, connectNats, decodeEvent, isTerminalTurnEvent, jetstreamManager, type StoredEvent } from '@steerline/contracts';
+import { StorageType } from '@nats-io/jetstream';
 import { createTestDatabase, eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 import { NatsCluster, ServiceProcess, freePort } from '../support/processes';
 
@@ -30,9 +31,19 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
 
   beforeAll(async () => {
     cluster = await NatsCluster.start(3);
-    // JetStream is usable once the cluster has elected its meta leader.
+    // JetStream is usable for three replicas once the meta leader knows every peer: placing one proves it.
     const probe = await connectNats(cluster.url, 'cluster-probe');
-    await eventually(async () => ((await jetstreamManager(probe).then((m) => m.getAccountInfo()).catch(() => undefined)) ? true : undefined), 30_000, 'the JetStream cluster');
+    const probeStream = `PROBE_${prefix.toUpperCase()}`;
+    await eventually(
+      async () => {
+        const jsm = await jetstreamManager(probe);
+        await jsm.streams.add({ name: probeStream, subjects: [`${prefix}.probe`], num_replicas: 3, storage: StorageType.Memory });
+        await jsm.streams.delete(probeStream);
+        return true;
+      },
+      60_000,
+      'the JetStream cluster to place three replicas',
+    );
     await probe.close();
     db = await createTestDatabase();
     env = { NATS_URL: cluster.url, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, STEERLINE_STREAM_REPLICAS: '3', STEERLINE_ENGINE_LEASE_MS: '2000', STEERLINE_RATE_LIMIT: '0' };

@@ -30,6 +30,6 @@ export type TurnCommand =
    * `rerunnable`: names of the tools that may run again (idempotent); any other
    * call left unfinished ends `interrupted`. Past `limit` resumes the turn fails `engine_lost`.
    */
-  | { type: 'ResumeTurn'; engineId: string; limit: number; rerunnable: readonly string[] }
+  | { type: 'ResumeTurn'; engineId: string; limit: number; rerunnable: readonly string[]; nextTurnId?: string }
   /** The turn's owner is gone or going: settle everything honestly. */
   | { type: 'AbandonTurn'; reason: Extract<DropReason, 'engine_lost' | 'engine_shutdown'> };

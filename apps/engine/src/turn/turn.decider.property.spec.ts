@@ -79,7 +79,7 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
     case 'abandon':
       return { type: 'AbandonTurn', reason: 'engine_lost' };
     case 'resume':
-      return { type: 'ResumeTurn', engineId: `engine-${action.pick % 3}`, limit: 3, rerunnable: action.ok ? TOOL_NAMES : [] };
+      return { type: 'ResumeTurn', engineId: `engine-${action.pick % 3}`, limit: 3, rerunnable: action.ok ? TOOL_NAMES : [], nextTurnId: NEXT_TURN_ID };
   }
 }
 

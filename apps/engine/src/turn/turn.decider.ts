@@ -96,7 +96,8 @@ function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state
   // The crash cut a boundary short: some of its deliveries are in the log, its request is not. The decision stands.
   if (state.delivering.length) return [resumed, ...deliver(next, state.awaiting === 'nothing' ? 'turn_end' : 'tool_results')];
   if (state.step === 0) return [resumed, { type: 'ModelRequested', data: { step: 1, steerIds: [] } }];
-  if (state.awaiting === 'nothing') return [resumed, ...boundary(next, 'turn_end')];
+  // A text-only answer whose end was cut off: its next_turn steers need the follow-up turn's id, as at any turn end.
+  if (state.awaiting === 'nothing') return [resumed, ...boundary(next, 'turn_end', command.nextTurnId)];
   if (state.awaiting !== 'tools') return [resumed];
   const drafts: TurnEventDraft[] = [resumed];
   for (const id of state.toolCalls) {

@@ -245,7 +245,7 @@ export class TurnRegistry {
       await this.deps.ownership.claim({ turnId, tenantId, conversationId });
       // Queued before the resume is appended: a turn that ends at once (the resume limit) lets the first of them start.
       for (const queued of queuedTurns(turnEvents)) this.requeue(line, queued);
-      await runner.resume({ type: 'ResumeTurn', engineId: this.deps.engineId, limit: this.deps.resumeLimit, rerunnable: this.deps.tools.idempotentNames(tenantId) });
+      await runner.resume({ type: 'ResumeTurn', engineId: this.deps.engineId, limit: this.deps.resumeLimit, rerunnable: this.deps.tools.idempotentNames(tenantId), nextTurnId: uuidv7() });
     } catch (err) {
       this.forget(runner);
       if (this.lines.get(conversationId) === line) this.closeLine(conversationId);

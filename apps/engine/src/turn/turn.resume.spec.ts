@@ -67,6 +67,19 @@ describe('resuming a turn on another engine', () => {
     expect(types(run([resume()], fromLog(withSteer.events, 4)).events)).toEqual(['TurnResumed', 'SteeringDelivered', 'ModelRequested']);
   });
 
+  it('a text-only answer whose end was cut off moves its next_turn steers to a follow-up turn on resume', () => {
+    const next = '0190a000-0000-7000-8000-00000000f011';
+    const { events } = run([
+      startCommand(),
+      { type: 'SubmitSteer', steerId: steerId(1), text: 'later', onTurnEnd: 'next_turn' },
+      { type: 'RecordModelAnswer', step: 1, text: 'done', toolCalls: [], nextTurnId: next },
+    ]);
+    const answered = events.findIndex((e) => e.type === 'ModelResponded');
+    const resumed = run([{ type: 'ResumeTurn', engineId: 'engine-next', limit: 3, rerunnable: [], nextTurnId: next }], fromLog(events, answered + 1));
+    expect(types(resumed.events)).toEqual(['TurnResumed', 'SteerDropped', 'TurnCompleted']);
+    expect(resumed.events[1].data).toMatchObject({ reason: 'moved_to_next_turn', nextTurnId: next });
+  });
+
   it('past the resume limit the turn fails engine_lost, its steers dropped first', () => {
     let state = run([startCommand(), steer(1)]).state;
     for (let i = 0; i < 2; i++) state = run([resume(['sleep'], 2)], state).state;
