@@ -65,7 +65,7 @@ export class TerminalScreen {
     this.io.input.setRawMode(false);
     this.io.input.pause();
     const { rows } = this.size();
-    this.write(`${ESC}r${ESC}${rows - 1};1H${ESC}2K${ESC}${rows};1H${ESC}2K${ESC}${rows - 1};1H${this.status ? `${fit(this.status, this.size().columns)}\r\n` : ''}`);
+    this.write(`${ESC}r${ESC}${rows - 1};1H${ESC}2K${ESC}${rows};1H${ESC}2K${ESC}${rows - 1};1H${this.status ? `${cutToWidth(this.status, this.size().columns)}\r\n` : ''}`);
   }
 
   private keys(chunk: string): void {
@@ -113,7 +113,7 @@ export class TerminalScreen {
     const room = columns - PROMPT.length - 1;
     const chars = [...this.typed];
     const shown = chars.length > room ? `…${chars.slice(-(room - 1)).join('')}` : this.typed;
-    this.write(`${ESC}${rows - 1};1H${ESC}2K${fit(this.status, columns)}${ESC}${rows};1H${ESC}2K${PROMPT}${shown}`);
+    this.write(`${ESC}${rows - 1};1H${ESC}2K${cutToWidth(this.status, columns)}${ESC}${rows};1H${ESC}2K${PROMPT}${shown}`);
   }
 
   private write(text: string): void {
@@ -122,7 +122,7 @@ export class TerminalScreen {
 }
 
 /** Cut to the width, leaving the last column free so no terminal wraps the row. */
-export function fit(text: string, columns: number): string {
+export function cutToWidth(text: string, columns: number): string {
   const chars = [...text];
   return chars.length < columns ? text : `${chars.slice(0, columns - 2).join('')}…`;
 }
