@@ -1,5 +1,5 @@
-import { abortableDelay } from '../models/abortable-delay';
 import type { ToolSpec } from '../models/model.provider';
+import { SleepClock } from './sleep.clock';
 
 /** Which call of which turn a tool runs for; remote tools pass it on to their service. */
 export interface ToolCallContext {
@@ -50,7 +50,8 @@ export class ToolError extends Error {
 }
 
 const MAX_SLEEP_MS = 10 * 60 * 1000;
-const SLEEP_PROGRESS_MS = 400;
+/** Every running `sleep` of this process reports its progress on one clock. */
+const sleepClock = new SleepClock(400);
 
 export const BUILTIN_TOOLS: Tool[] = [
   {
@@ -63,14 +64,8 @@ export const BUILTIN_TOOLS: Tool[] = [
     async run(args, signal, call) {
       const ms = Number(args.ms);
       if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SLEEP_MS) throw new ToolError('invalid_arguments', `ms must be an integer from 0 to ${MAX_SLEEP_MS}`);
-      // Progress at least every 500 ms (docs/design.md §8.1): the sleep is cut into slices.
-      const started = Date.now();
-      call?.progress?.({ progress: 0, message: `0 of ${ms} ms` });
-      for (let slept = 0; slept < ms; slept = Date.now() - started) {
-        await abortableDelay(Math.min(SLEEP_PROGRESS_MS, ms - slept), signal);
-        const done = Math.min(ms, Date.now() - started);
-        call?.progress?.({ progress: ms === 0 ? 1 : done / ms, message: `${done} of ${ms} ms` });
-      }
+      // Progress at its start and at least every 400 ms (docs/design.md §8.1).
+      await sleepClock.sleep(ms, signal, call?.progress);
       return `slept ${ms} ms`;
     },
   },

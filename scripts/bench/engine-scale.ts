@@ -1,0 +1,89 @@
+import { createWriteStream, readFileSync } from 'node:fs';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { request, subjects } from '@steerline/contracts';
+import { deleteStreams, spawnApp, stop } from './processes';
+import { median, percentile, pool, rssMiB, timeEach } from './stats';
+
+/** A turn that waits: its one tool call sleeps ten minutes. */
+const IDLE = { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 600_000 } } }] };
+const START_CONCURRENCY = 64;
+const STEER_WARMUP = 300;
+const STEER_SAMPLES = 600;
+
+export interface ScalePoint {
+  turns: number;
+  rssMiB: number;
+  /** CPU the engine spends per second while its turns wait (user + system, % of one core). */
+  idleCpuPercent: number;
+  startSeconds: number;
+  startsPerSecond: number;
+  acceptP50: number;
+  acceptP99: number;
+}
+
+/**
+ * One engine process (dist/) holding 1k, then 10k, then 100k running idle
+ * turns. Turns are started through the engine's NATS command subjects (create
+ * a conversation, start a turn), 64 at a time — what the gateway forwards, without
+ * an HTTP hop per turn, so 100 000 starts take a minute or two. At each size:
+ * the engine's resident set, the CPU its waiting turns cost, and the steer
+ * accept latency the engine answers with (a sequential NATS request on a
+ * turn's steer subject until its receipt: the engine's share of a steer).
+ */
+export async function measureEngineScale(opts: { natsUrl: string; prefix: string; nc: NatsConnection; sizes: number[]; log?: (m: string) => void; env?: Record<string, string> }): Promise<ScalePoint[]> {
+  const prefix = `${opts.prefix}s`;
+  const s = subjects(prefix);
+  const { child } = await spawnApp('engine', { NATS_URL: opts.natsUrl, STEERLINE_PREFIX: prefix, ...opts.env });
+  // BENCH_ENGINE_LOG=<file>: the engine's log lines, to find out why a figure looks wrong.
+  if (process.env.BENCH_ENGINE_LOG) {
+    const file = createWriteStream(process.env.BENCH_ENGINE_LOG);
+    child.stdout!.pipe(file);
+    child.stderr!.pipe(file);
+  }
+  const call = <T>(subject: string, body: unknown) => request<T>(opts.nc, subject, body, { timeoutMs: 60_000, noResponders: 'unavailable' });
+  const turns: string[] = [];
+  const out: ScalePoint[] = [];
+  try {
+    for (const size of opts.sizes) {
+      const t0 = performance.now();
+      const started = await pool(
+        Array.from({ length: size - turns.length }, () => async () => {
+          const { id } = await call<{ id: string }>(s.createConversation, { tenantId: 'default' });
+          const { turnId } = await call<{ turnId: string }>(s.startTurn, { tenantId: 'default', conversationId: id, prompt: 'idle', model: IDLE });
+          return turnId;
+        }),
+        START_CONCURRENCY,
+      );
+      const startSeconds = (performance.now() - t0) / 1000;
+      turns.push(...started);
+      opts.log?.(`${turns.length} idle turns started in ${startSeconds.toFixed(1)} s`);
+      // Settled: the last starts' model calls and tool calls are under way.
+      await new Promise((r) => setTimeout(r, 3000));
+      const idleCpuPercent = await cpuPercent(child.pid!, 3000);
+      const rss = rssMiB(child.pid!);
+      // Steers spread over turns across the whole population, a few per turn.
+      const targets = Array.from({ length: 300 }, (_, i) => turns[Math.floor((i * turns.length) / 300)]);
+      const steer = (i: number) => call(s.turnSteer(targets[i % targets.length]), { tenantId: 'default', text: `steer ${i}` });
+      await timeEach(STEER_WARMUP, steer);
+      const samples = await timeEach(STEER_SAMPLES, (i) => steer(i + STEER_WARMUP));
+      out.push({ turns: turns.length, rssMiB: rss, idleCpuPercent, startSeconds, startsPerSecond: started.length / startSeconds, acceptP50: median(samples), acceptP99: percentile(samples, 99) });
+      opts.log?.(`at ${turns.length}: ${JSON.stringify(out[out.length - 1])}`);
+    }
+  } finally {
+    await stop(child);
+    await deleteStreams(opts.nc, prefix);
+  }
+  return out;
+}
+
+/** CPU time a process used over `ms`, as a percentage of one core (from /proc). */
+async function cpuPercent(pid: number, ms: number): Promise<number> {
+  const ticks = () => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  };
+  const before = ticks();
+  await new Promise((r) => setTimeout(r, ms));
+  // Clock ticks are 1/100 s on Linux.
+  return ((ticks() - before) / 100 / (ms / 1000)) * 100;
+}
