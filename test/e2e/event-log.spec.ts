@@ -1,6 +1,6 @@
-import { EVENT_VERSION, ensureStream, readSubject, uuidv7, type SteerlineEvent } from '@steerline/contracts';
+import { EVENT_VERSION, connectNats, ensureStream, readSubject, uuidv7, type SteerlineEvent } from '@steerline/contracts';
 import { EventLog, StaleWriterError, UnappendableEventError } from '../../apps/engine/src/log/event-log';
-import { openNats, uniquePrefix, type NatsHandle } from '../support/env';
+import { NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 
 function events(conversationId: string, n: number): SteerlineEvent[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -22,7 +22,7 @@ describe('the engine’s fenced event log', () => {
   beforeAll(async () => {
     nats = await openNats(uniquePrefix());
     await ensureStream(nats.jsm, nats.s);
-    log = new EventLog(nats.js);
+    log = new EventLog(nats.nc);
   });
   afterAll(async () => {
     await nats.close();
@@ -75,5 +75,33 @@ describe('the engine’s fenced event log', () => {
     const last = await log.append(again.subject, again.events, 0);
     expect(await read(again.subject)).toEqual(again.events.map((e) => e.id));
     expect(last).toBe((await nats.jsm.streams.getMessage(nats.s.stream, { last_by_subj: again.subject }))!.seq);
+  });
+
+  it('a batch asks for one acknowledgement and waits for it once, however many events it holds', async () => {
+    const cid = uuidv7();
+    const subject = nats.s.conversationEvents('default', cid);
+    const before = { ...log.counts };
+    await log.append(subject, events(cid, 7), 0);
+    expect({ publishes: log.counts.publishes - before.publishes, acks: log.counts.acks - before.acks, ackRounds: log.counts.ackRounds - before.ackRounds }).toEqual({ publishes: 7, acks: 1, ackRounds: 1 });
+    expect(await read(subject)).toHaveLength(7);
+  });
+
+  it('a batch another conversation’s writer cuts into is still appended whole and in order, and an earlier writer of the same subject is still refused', async () => {
+    // Another engine: its own connection, so its messages can land between this batch's.
+    const second = await connectNats(NATS_URL, 'test-second-writer');
+    const other = new EventLog(second);
+    const rounds = Array.from({ length: 40 }, () => {
+      const cid = uuidv7();
+      return { subject: nats.s.conversationEvents('default', cid), events: events(cid, 6) };
+    });
+    const before = log.counts.ackRounds + other.counts.ackRounds;
+    await Promise.all(rounds.map((r, i) => (i % 2 ? other : log).append(r.subject, r.events, 0)));
+    await second.close();
+    // Some batches had to be appended again one by one (more rounds than batches), and every one holds.
+    expect(log.counts.ackRounds + other.counts.ackRounds - before).toBeGreaterThan(rounds.length);
+    for (const r of rounds) expect(await read(r.subject)).toEqual(r.events.map((e) => e.id));
+    const [first] = rounds;
+    await expect(log.append(first.subject, events(uuidv7(), 3), 0)).rejects.toBeInstanceOf(StaleWriterError);
+    expect(await read(first.subject)).toEqual(first.events.map((e) => e.id));
   });
 });

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, ENVELOPE_ROOM_BYTES, ensureStream, MAX_OUTPUT_BYTES_DEFAULT, maxPayload, subjects } from '@steerline/contracts';
 import { LivePublisher } from './live/live.publisher';
-import { serveEngineCommands, subscribeQueuedTurn, subscribeTurn } from './commands/engine.commands';
+import { onError, serveEngineCommands, subscribeQueuedTurn } from './commands/engine.commands';
+import { turnSubjects } from './commands/turn.subjects';
 import type { EngineConfig } from './config';
 import { EventLog } from './log/event-log';
 import { configuredModels, type ModelRegistry } from './models/model.registry';
@@ -23,6 +24,8 @@ export class EngineService implements OnApplicationShutdown {
   private nc?: NatsConnection;
   private subscriptions: Subscription[] = [];
   turns?: TurnRegistry;
+  /** The conversation log's appends (the bench counts a boundary's publishes and acks on it). */
+  log?: EventLog;
   reaper?: OrphanReaper;
   private ownership?: TurnOwnership;
   /** The model providers; a test may wrap one to record what the model was sent. */
@@ -41,8 +44,7 @@ export class EngineService implements OnApplicationShutdown {
     const nc = (this.nc = await connectNats(this.config.natsUrl, `steerline-engine-${this.config.engineId}`));
     const jsm = await jetstreamManager(nc);
     await ensureStream(jsm, s, this.config.streamReplicas);
-    const js = jetstream(nc);
-    const log = new EventLog(js);
+    const log = (this.log = new EventLog(nc));
     const ownership = (this.ownership = await TurnOwnership.open(nc, s, this.config.engineId, this.config.leaseMs, this.config.streamReplicas));
     this.remoteTools = new RemoteToolDirectory(nc, s.prefix, this.config.remoteTools ?? DEFAULT_REMOTE_TOOL_OPTIONS);
     await this.remoteTools.start();
@@ -53,6 +55,7 @@ export class EngineService implements OnApplicationShutdown {
     }
     const builtins = this.config.builtinTools ? BUILTIN_TOOLS.filter((t) => this.config.builtinTools!.includes(t.spec.name)) : BUILTIN_TOOLS;
     const tools = new ToolRegistry(builtins, this.mcpTools ? [this.remoteTools, this.mcpTools] : [this.remoteTools]);
+    let subscribeTurn: ReturnType<typeof turnSubjects> | undefined;
     this.turns = new TurnRegistry({
       jsm,
       subjects: s,
@@ -62,12 +65,13 @@ export class EngineService implements OnApplicationShutdown {
       engineId: this.config.engineId,
       ownership,
       resumeLimit: this.config.resumeLimit,
-      subscribeTurn: (runner) => subscribeTurn(nc, s, runner, this.turns!),
+      subscribeTurn: (runner) => subscribeTurn!(runner),
       subscribeQueued: (turn, cancel) => subscribeQueuedTurn(nc, s, turn, cancel),
       // Read per use: a server's max_payload is what it announced on this connection, never assumed.
       maxOutputBytes: () => Math.min(this.config.maxOutputBytes ?? MAX_OUTPUT_BYTES_DEFAULT, maxPayload(nc) - ENVELOPE_ROOM_BYTES),
       live: new LivePublisher(nc, s),
     });
+    subscribeTurn = turnSubjects(nc, s, this.turns, onError);
     this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
     const turns = this.turns;
     this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => !!turns.turn(turnId) });

@@ -160,7 +160,8 @@ export function serve(nc: NatsConnection, subject: string, handler: Handler, opt
   });
 }
 
-async function answer(nc: NatsConnection, msg: Msg, handler: Handler, report: ServeErrorHandler): Promise<void> {
+/** Answers one request with `handler`'s result or its typed error (what `serve` does per message). */
+export async function answer(nc: NatsConnection, msg: Msg, handler: Handler, report: ServeErrorHandler): Promise<void> {
   let reply: Reply<unknown>;
   try {
     if (msg.data.length > BODY_MAX_BYTES) throw new SteerlineError('payload_too_large', `message is larger than ${BODY_MAX_BYTES} bytes`);

@@ -46,6 +46,8 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     decideApproval: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.approval`,
     /** Everything a turn's owner answers; one wildcard subscription per running turn. */
     turnCommands: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.*`,
+    /** What the owner of a conversation's running turn answers (steer, queue); one wildcard subscription per running turn. */
+    conversationCommands: (conversationId: string) => `${prefix}.cmd.conv.${token(conversationId, 'conversationId')}.*`,
     queryConversation: `${prefix}.qry.conversation`,
     /** The tenant's conversations, newest first, paged. */
     queryConversations: `${prefix}.qry.conversations`,

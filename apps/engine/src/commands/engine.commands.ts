@@ -1,15 +1,10 @@
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import {
   CancelTurnCommand,
   CreateConversationCommand,
-  DecideApprovalCommand,
-  EditSteerCommand,
   EVENT_VERSION,
   StartTurnCommand,
   SteerlineError,
-  SubmitConversationSteerCommand,
-  SubmitSteerCommand,
-  WithdrawSteerCommand,
   parseBody,
   request,
   serve,
@@ -21,10 +16,9 @@ import {
 import { Logger } from '@nestjs/common';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { TurnRegistry } from '../turn/turn.registry';
-import type { TurnRunner } from '../turn/turn.runner';
 
 const logger = new Logger('EngineCommands');
-const onError = (err: unknown, context: { subject: string }) =>
+export const onError = (err: unknown, context: { subject: string }) =>
   logger.error({ message: 'command failed or its reply could not be sent', subject: context.subject, error: (err as Error)?.message, code: (err as { code?: string })?.code });
 
 /** The engine's queue-group subjects: any instance may answer. */
@@ -97,65 +91,4 @@ async function createConversation(command: CreateConversationCommand, s: Subject
     throw new SteerlineError('unavailable', (err as Error).message);
   }
   return { id };
-}
-
-/** The owner's subjects of one running turn: steer, edit, withdraw, approval, cancel, and steers by conversation. */
-export function subscribeTurn(nc: NatsConnection, s: Subjects, runner: TurnRunner, turns: TurnRegistry): Subscription[] {
-  const owned = (tenantId: string) => {
-    // Another tenant's turn does not exist for this caller.
-    if (tenantId !== runner.tenantId) throw new SteerlineError('not_found', `turn ${runner.turnId} not found`);
-  };
-  const onTurnCommand = async (body: unknown, msg: Msg) => {
-    const verb = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
-    switch (verb) {
-      case 'steer': {
-        const command = parseBody(SubmitSteerCommand, body);
-        owned(command.tenantId);
-        return runner.submitSteer(command.steerId ?? uuidv7(), command.text, command);
-      }
-      case 'edit': {
-        const command = parseBody(EditSteerCommand, body);
-        owned(command.tenantId);
-        return runner.editSteer(command.steerId, command.text);
-      }
-      case 'withdraw': {
-        const command = parseBody(WithdrawSteerCommand, body);
-        owned(command.tenantId);
-        return runner.withdraw(command.steerId);
-      }
-      case 'approval': {
-        const command = parseBody(DecideApprovalCommand, body);
-        owned(command.tenantId);
-        return runner.decideApproval(command.toolCallId, command.decision === 'approve' ? 'approved' : 'denied', command.reason);
-      }
-      case 'cancel': {
-        const command = parseBody(CancelTurnCommand, body);
-        owned(command.tenantId);
-        await runner.cancel(command.reason ?? 'cancelled by the client');
-        return { accepted: true };
-      }
-      default:
-        throw new SteerlineError('invalid_request', `unknown turn command ${verb}`);
-    }
-  };
-  const onConversationSteer = async (body: unknown) => {
-    const command = parseBody(SubmitConversationSteerCommand, body);
-    owned(command.tenantId);
-    // Resolved here, by the owner, so the check and the acceptance are one step (docs/design.md §2.10).
-    if (command.expectedTurnId && command.expectedTurnId !== runner.turnId) {
-      throw new SteerlineError('turn_moved_on', `the running turn is ${runner.turnId}`, { turnId: runner.turnId });
-    }
-    return runner.submitSteer(command.steerId ?? uuidv7(), command.text, command);
-  };
-  // Starts with whenBusy "queue" forwarded by other engines: queued here, by the conversation's writer.
-  const onQueue = async (body: unknown) => {
-    const command = parseBody(StartTurnCommand, body);
-    owned(command.tenantId);
-    return turns.start(command);
-  };
-  return [
-    serve(nc, s.turnCommands(runner.turnId), onTurnCommand, { onError }),
-    serve(nc, s.conversationSteer(runner.conversationId), onConversationSteer, { onError }),
-    serve(nc, s.conversationQueue(runner.conversationId), onQueue, { onError }),
-  ];
 }

@@ -1,5 +1,5 @@
-import { InvalidArgumentError, headers } from '@nats-io/transport-node';
-import type { JetStreamClient } from '@nats-io/jetstream';
+import { InvalidArgumentError, headers, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
 import {
   isSteerEventType,
   EVENT_TYPE_HEADER,
@@ -50,78 +50,92 @@ export interface EventLogOptions {
   ackTimeoutMs: number;
 }
 
+/** What the log sent and waited for since it opened: the bench counts a boundary's cost with it. */
+export interface AppendCounts {
+  /** Messages published to the stream (a re-send counts again). */
+  publishes: number;
+  /** JetStream acknowledgements asked for. */
+  acks: number;
+  /** Times an append waited for acknowledgements, one after the other. */
+  ackRounds: number;
+}
+
 /**
- * Appends events to a conversation's subject, one at a time, each guarded by
- * the subject's last sequence (optimistic concurrency: a stale or second
- * writer is refused) and carrying its event id as `Nats-Msg-Id` (a retried
- * append is deduplicated by the stream).
+ * Appends events to a conversation's subject, each guarded by the subject's
+ * last sequence (optimistic concurrency: a stale or second writer is refused)
+ * and carrying its event id as `Nats-Msg-Id` (a retried append is
+ * deduplicated by the stream).
  */
 export class EventLog {
+  private readonly js: JetStreamClient;
+  readonly counts: AppendCounts = { publishes: 0, acks: 0, ackRounds: 0 };
+
   constructor(
-    private readonly js: JetStreamClient,
+    private readonly nc: NatsConnection,
     private readonly opts: EventLogOptions = { retryForMs: 10_000, ackTimeoutMs: 2_000 },
-  ) {}
+  ) {
+    this.js = jetstream(nc);
+  }
 
   /** Appends in order; returns the subject's new last sequence. */
   async append(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
-    if (events.length > 1) return this.appendPipelined(subject, events, expectedLastSeq);
+    if (events.length > 1) return this.appendBatch(subject, events, expectedLastSeq);
     return events.length === 1 ? this.appendOne(subject, events[0], expectedLastSeq) : expectedLastSeq;
   }
 
   /**
-   * Several events in one round trip, still fenced: the first names the
-   * subject's expected last sequence; each later one names the previous event
+   * Several events for one acknowledgement, still fenced. The first names the
+   * subject's expected last sequence; each later one names the event before it
    * as the stream's last message (`Nats-Expected-Last-Msg-Id`), so none is
-   * written unless all before it were, back to back. When another subject's
-   * message slipped in between (or an ack was lost), the rest is appended one
-   * by one from the last acknowledged event; the event ids make any re-send a
-   * duplicate the stream recognises.
+   * written unless every event before it was, back to back. All but the last
+   * are published without asking for an ack (the server takes one
+   * connection's messages in order); the last one's ack therefore proves the
+   * whole batch is stored. When it does not come — another writer's message
+   * slipped in between, an event was refused, the ack was lost — the batch is
+   * appended again one by one from its first event: the event ids make what
+   * was stored a duplicate the stream answers with its sequence, and the
+   * first event's fence still refuses a stale writer.
    */
-  private async appendPipelined(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
-    const acks = await Promise.allSettled(
-      events.map((event, i) =>
-        this.js.publish(subject, encodeEvent(event), {
-          msgID: event.id,
-          headers: eventHeaders(event),
-          expect: i === 0 ? { lastSubjectSequence: expectedLastSeq } : { lastMsgID: events[i - 1].id },
-          timeout: this.opts.ackTimeoutMs,
-        }),
-      ),
-    );
+  private async appendBatch(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
+    const last = events.length - 1;
+    let ack: Promise<PubAck>;
+    try {
+      for (let i = 0; i < last; i++) {
+        this.nc.publish(subject, encodeEvent(events[i]), { headers: fencedHeaders(events[i], i === 0 ? { lastSubjectSeq: expectedLastSeq } : { lastMsgId: events[i - 1].id }) });
+      }
+      this.counts.publishes += last;
+      ack = this.publish(subject, events[last], { lastMsgID: events[last - 1].id });
+    } catch {
+      // Refused before sending (over max_payload): the one-by-one append finds which and says how far it got.
+      return this.appendEach(subject, events, expectedLastSeq);
+    }
+    this.counts.ackRounds += 1;
+    try {
+      return (await ack).seq;
+    } catch {
+      return this.appendEach(subject, events, expectedLastSeq);
+    }
+  }
+
+  private async appendEach(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
     let last = expectedLastSeq;
-    for (let i = 0; i < events.length; i++) {
-      const ack = acks[i];
-      if (ack.status === 'fulfilled') {
-        last = ack.value.seq;
-        continue;
+    for (let j = 0; j < events.length; j++) {
+      try {
+        last = await this.appendOne(subject, events[j], last);
+      } catch (err) {
+        if (err instanceof UnappendableEventError) err.appended = j;
+        throw err;
       }
-      if (i === 0 && jetStreamErrorCode(ack.reason) === JS_WRONG_LAST_SEQUENCE) throw new StaleWriterError(subject);
-      for (let j = i; j < events.length; j++) {
-        try {
-          last = await this.appendOne(subject, events[j], last);
-        } catch (err) {
-          if (err instanceof UnappendableEventError) err.appended = j;
-          throw err;
-        }
-      }
-      return last;
     }
     return last;
   }
 
   private async appendOne(subject: string, event: SteerlineEvent, expectedLastSeq: number): Promise<number> {
-    const payload = encodeEvent(event);
     const deadline = Date.now() + this.opts.retryForMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        const ack = await this.js.publish(subject, payload, {
-          msgID: event.id,
-          // The client writes expectation headers into the object it is given: a fresh one each time.
-          headers: eventHeaders(event),
-          expect: { lastSubjectSequence: expectedLastSeq },
-          timeout: this.opts.ackTimeoutMs,
-        });
-        return ack.seq;
+        this.counts.ackRounds += 1;
+        return (await this.publish(subject, event, { lastSubjectSequence: expectedLastSeq })).seq;
       } catch (err) {
         if (jetStreamErrorCode(err) === JS_WRONG_LAST_SEQUENCE) throw new StaleWriterError(subject);
         // nats.js checks max_payload before sending: nothing was written, and nothing would be on a retry.
@@ -131,6 +145,27 @@ export class EventLog {
       }
     }
   }
+
+  private publish(subject: string, event: SteerlineEvent, expect: { lastSubjectSequence: number } | { lastMsgID: string }): Promise<PubAck> {
+    this.counts.publishes += 1;
+    this.counts.acks += 1;
+    return this.js.publish(subject, encodeEvent(event), {
+      msgID: event.id,
+      // The client writes expectation headers into the object it is given: a fresh one each time.
+      headers: eventHeaders(event),
+      expect,
+      timeout: this.opts.ackTimeoutMs,
+    });
+  }
+}
+
+/** An event's headers with its id and fence, for a publish that asks for no ack (the stream checks them all the same). */
+function fencedHeaders(event: SteerlineEvent, fence: { lastSubjectSeq: number } | { lastMsgId: string }) {
+  const h = eventHeaders(event);
+  h.set('Nats-Msg-Id', event.id);
+  if ('lastSubjectSeq' in fence) h.set('Nats-Expected-Last-Subject-Sequence', String(fence.lastSubjectSeq));
+  else h.set('Nats-Expected-Last-Msg-Id', fence.lastMsgId);
+  return h;
 }
 
 function eventHeaders(event: SteerlineEvent) {
