@@ -49,7 +49,7 @@ export async function measureEngineScale(opts: { natsUrl: string; prefix: string
       const started = await pool(
         Array.from({ length: size - turns.length }, () => async () => {
           const { id } = await call<{ id: string }>(s.createConversation, { tenantId: 'default' });
-          const { turnId } = await call<{ turnId: string }>(s.startTurn, { tenantId: 'default', conversationId: id, prompt: 'idle', model: IDLE });
+          const { turnId } = await call<{ turnId: string }>(s.startTurn, { tenantId: 'default', conversationId: id, prompt: 'idle', model: IDLE, limits: { maxQueued: 1000 } });
           return turnId;
         }),
         START_CONCURRENCY,

@@ -4,7 +4,6 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import {
   DEFAULT_LIMITS,
   DEFAULT_MODEL,
-  MAX_QUEUED_TURNS,
   SteerlineError,
   lastMessage,
   messagesOf,
@@ -18,16 +17,15 @@ import {
   type Subjects,
   type TurnEvent,
 } from '@steerline/contracts';
-import { ConversationWriter } from '../log/conversation-writer';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
 import type { LivePublisher } from '../live/live.publisher';
 import type { OwnedTurn, TurnOwnership } from '../ownership/turn-ownership';
-import { execute } from './turn.decider';
 import { evolve } from './turn.evolve';
 import { busyTurn, queuedTurns } from './turn.history';
 import { initialState, type TurnState } from './turn.state';
+import { ConversationLines, type ConversationLine, type LinesDeps, type TurnSpec } from './conversation.lines';
 import { followUpOf } from './turn.steers';
 import { TurnRunner } from './turn.runner';
 
@@ -43,8 +41,7 @@ export interface RegistryDeps {
   resumeLimit: number;
   /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
   subscribeTurn: (runner: TurnRunner) => Subscription[];
-  /** Subscribes the owner to a queued turn's subjects: only its cancel is answered. */
-  subscribeQueued: (turn: { turnId: string; tenantId: string }, cancel: (reason: string) => Promise<void>) => Subscription;
+  subscribeQueued: LinesDeps['subscribeQueued'];
   /** Bound on one tool output or model answer, in UTF-8 bytes. */
   maxOutputBytes: () => number;
   /** Publishes live output (docs/design.md §8.1); absent, turns run without it. */
@@ -54,30 +51,12 @@ export interface RegistryDeps {
 /** What became of an orphaned turn this engine tried to adopt. */
 export type Adoption = 'resumed' | 'failed' | 'ended' | 'claim_stale' | 'taken';
 
-/** A turn waiting behind the running one, in this engine's queue for its conversation. */
-interface QueuedTurn {
-  state: TurnState;
-  subscription?: Subscription;
-}
-
-/**
- * What the owner of a conversation holds while it runs a turn of it or has
- * turns queued: the one writer of its subject and the queue, oldest first.
- */
-interface ConversationLine {
-  tenantId: string;
-  writer: ConversationWriter;
-  queued: QueuedTurn[];
-}
-
-const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
-
 /** The turns this engine owns, by turn and by conversation, and the turns queued behind them. */
 export class TurnRegistry {
   private readonly logger = new Logger('TurnRegistry');
   private readonly byTurn = new Map<string, TurnRunner>();
   private readonly byConversation = new Map<string, TurnRunner>();
-  private readonly lines = new Map<string, ConversationLine>();
+  private readonly lines: ConversationLines;
   private readonly starting = new Set<string>();
   private readonly subscriptions = new Map<string, Subscription[]>();
   /** Set by a graceful shutdown: no queued turn starts here any more. */
@@ -85,7 +64,9 @@ export class TurnRegistry {
   /** Turns ending now whose follow-up and next queued turn are still being appended. */
   private readonly advancing = new Set<Promise<void>>();
 
-  constructor(private readonly deps: RegistryDeps) {}
+  constructor(private readonly deps: RegistryDeps) {
+    this.lines = new ConversationLines({ log: deps.log, subscribeQueued: deps.subscribeQueued, running: (conversationId) => this.byConversation.has(conversationId) });
+  }
 
   get size(): number {
     return this.byTurn.size;
@@ -116,7 +97,7 @@ export class TurnRegistry {
     const local = this.byConversation.get(conversationId);
     const line = this.lines.get(conversationId);
     if ((local ?? line) && (local ?? line)!.tenantId !== tenantId) throw new SteerlineError('not_found', `conversation ${conversationId} does not exist`);
-    if (line && command.whenBusy === 'queue') return this.enqueue(line, command);
+    if (line && command.whenBusy === 'queue') return this.lines.enqueue(line, command);
     if (local || line || this.starting.has(conversationId)) {
       throw new SteerlineError('turn_already_running', 'a turn of this conversation is running');
     }
@@ -128,8 +109,7 @@ export class TurnRegistry {
       const busy = busyTurn(stored.map((s) => s.event).filter((e): e is TurnEvent => e.turnId !== null));
       if (busy) throw new SteerlineError('turn_already_running', `turn ${busy} of this conversation is running or queued`, { turnId: busy });
       const turnId = command.turnId ?? uuidv7();
-      const fresh = { tenantId, writer: new ConversationWriter(this.deps.log, subject, lastSeq), queued: [] };
-      this.lines.set(conversationId, fresh);
+      const fresh = this.lines.open(conversationId, tenantId, subject, lastSeq);
       const state = { ...initialState(), turnId, tenantId, conversationId };
       const limits = { ...DEFAULT_LIMITS, ...command.limits };
       await this.launch(fresh, state, stored.flatMap((s) => messagesOf(s.event)), { prompt: command.prompt, model, limits, approvals: command.approvals });
@@ -137,55 +117,6 @@ export class TurnRegistry {
     } finally {
       this.starting.delete(conversationId);
     }
-  }
-
-  /** Queues a turn behind the running one: refused once MAX_QUEUED_TURNS wait. */
-  private async enqueue(line: ConversationLine, command: StartTurnCommand): Promise<StartTurnAnswer> {
-    if (line.queued.length >= MAX_QUEUED_TURNS) {
-      throw new SteerlineError('turn_queue_full', `${MAX_QUEUED_TURNS} turns already wait in this conversation`, { maxQueuedTurns: MAX_QUEUED_TURNS });
-    }
-    const turnId = command.turnId ?? uuidv7();
-    const { tenantId, conversationId, prompt, approvals } = command;
-    const queued = await this.queue(line, { ...initialState(), turnId, tenantId, conversationId }, {
-      prompt,
-      model: command.model ?? DEFAULT_MODEL,
-      limits: { ...DEFAULT_LIMITS, ...command.limits },
-      approvals,
-    });
-    return { turnId, status: 'queued', position: queued };
-  }
-
-  /** Appends TurnQueued through the conversation's writer; answers the turn's position. */
-  private async queue(line: ConversationLine, state: TurnState, spec: TurnSpec, fromTurnId?: string): Promise<number> {
-    const position = line.queued.length + 1;
-    const { state: queued, events } = execute(state, { type: 'QueueTurn', ...spec, position, ...(fromTurnId && { fromTurnId }) }, stampContext);
-    const entry: QueuedTurn = { state: queued };
-    // In the queue before the append resolves, so the cap and the positions hold for concurrent requests.
-    line.queued.push(entry);
-    try {
-      await line.writer.append(events);
-    } catch (err) {
-      line.queued.splice(line.queued.indexOf(entry), 1);
-      throw err instanceof SteerlineError ? err : new SteerlineError('unavailable', (err as Error).message);
-    }
-    if (line.queued.includes(entry)) {
-      entry.subscription = this.deps.subscribeQueued(queued, (reason) => this.cancelQueued(line, queued.turnId, reason));
-    }
-    return position;
-  }
-
-  /** Cancels a turn still queued; one that has started is cancelled by its own runner instead. */
-  private async cancelQueued(line: ConversationLine, turnId: string, reason: string): Promise<void> {
-    const index = line.queued.findIndex((q) => q.state.turnId === turnId);
-    if (index < 0) throw new SteerlineError('turn_not_running', `turn ${turnId} is no longer queued`);
-    // Out of the queue at once: the start of the next turn can no longer pick it.
-    const [entry] = line.queued.splice(index, 1);
-    entry.subscription?.unsubscribe();
-    const { events } = execute(entry.state, { type: 'CancelTurn', reason }, stampContext);
-    await line.writer.append(events).catch((err: Error) => {
-      throw new SteerlineError('unavailable', err.message);
-    });
-    this.dropLineIfIdle(entry.state.conversationId);
   }
 
   /** Runs a turn: claims it, subscribes its subjects and appends TurnStarted through the conversation's writer. */
@@ -235,20 +166,19 @@ export class TurnRegistry {
     if (state.status !== 'running') return 'ended';
     if (state.engineId !== orphan.engineId) return 'claim_stale';
     // The log is the truth: a line this engine kept (its turn stopped by a lost log) is rebuilt from it.
-    this.closeLine(conversationId);
-    const line: ConversationLine = { tenantId, writer: new ConversationWriter(this.deps.log, subject, lastSeq), queued: [] };
-    this.lines.set(conversationId, line);
+    this.lines.close(conversationId);
+    const line = this.lines.open(conversationId, tenantId, subject, lastSeq);
     const provider = state.model?.provider ?? DEFAULT_MODEL.provider;
     const runner = this.runner(line, this.deps.models.has(provider) ? provider : DEFAULT_MODEL.provider, state, stored.flatMap((s) => messagesOf(s.event)));
     this.track(runner);
     try {
       await this.deps.ownership.claim({ turnId, tenantId, conversationId });
       // Queued before the resume is appended: a turn that ends at once (the resume limit) lets the first of them start.
-      for (const queued of queuedTurns(turnEvents)) this.requeue(line, queued);
+      for (const queued of queuedTurns(turnEvents)) this.lines.requeue(line, queued);
       await runner.resume({ type: 'ResumeTurn', engineId: this.deps.engineId, limit: this.deps.resumeLimit, rerunnable: this.deps.tools.idempotentNames(tenantId), nextTurnId: uuidv7() });
     } catch (err) {
       this.forget(runner);
-      if (this.lines.get(conversationId) === line) this.closeLine(conversationId);
+      if (this.lines.get(conversationId) === line) this.lines.close(conversationId);
       if (orphan.engineId !== this.deps.engineId) await this.deps.ownership.release(turnId).catch(() => undefined);
       if (err instanceof StaleWriterError) return 'taken';
       throw err;
@@ -256,21 +186,6 @@ export class TurnRegistry {
     if (!runner.running) return 'failed';
     this.logger.log({ message: 'turn resumed', turnId, conversationId, tenantId, previousEngineId: orphan.engineId, queuedTurns: line.queued.length });
     return 'resumed';
-  }
-
-  /** A turn the log says is queued, taken into this engine's line (adopted with the running turn). */
-  private requeue(line: ConversationLine, state: TurnState): void {
-    const entry: QueuedTurn = { state };
-    line.queued.push(entry);
-    entry.subscription = this.deps.subscribeQueued(state, (reason) => this.cancelQueued(line, state.turnId, reason));
-  }
-
-  /** Lets go of a conversation's line without touching the log: its queued turns stay queued there. */
-  private closeLine(conversationId: string): void {
-    const line = this.lines.get(conversationId);
-    if (!line) return;
-    for (const q of line.queued) q.subscription?.unsubscribe();
-    this.lines.delete(conversationId);
   }
 
   private runner(line: ConversationLine, provider: ModelSpec['provider'], state: TurnState, history: readonly ChatMessage[]): TurnRunner {
@@ -300,25 +215,19 @@ export class TurnRegistry {
     if (followUp) {
       // Over the cap if need be: the moved steers' texts must not be lost.
       const spec = { prompt: followUp.prompt, model: state.model!, limits: state.limits!, approvals: state.approvalPolicy };
-      await this.queue(line, { ...initialState(), turnId: followUp.turnId, tenantId: state.tenantId, conversationId: state.conversationId }, spec, state.turnId).catch((err: Error) =>
+      await this.lines.queue(line, { ...initialState(), turnId: followUp.turnId, tenantId: state.tenantId, conversationId: state.conversationId }, spec, state.turnId).catch((err: Error) =>
         this.logger.error({ message: 'could not queue the follow-up turn', turnId: state.turnId, nextTurnId: followUp.turnId, error: err.message }),
       );
     }
-    const next = line.queued.shift();
-    if (!next) return this.dropLineIfIdle(state.conversationId);
-    next.subscription?.unsubscribe();
-    const { model, limits, approvalPolicy, queuedPrompt } = next.state;
-    const runner = await this.launch(line, next.state, ended.context, { prompt: queuedPrompt!, model: model!, limits: limits!, approvals: approvalPolicy }).catch((err: Error) => {
-      this.logger.error({ message: 'a queued turn could not start', turnId: next.state.turnId, error: err.message });
+    const next = this.lines.next(line);
+    if (!next) return this.lines.dropIfIdle(state.conversationId);
+    const { model, limits, approvalPolicy, queuedPrompt } = next;
+    const runner = await this.launch(line, next, ended.context, { prompt: queuedPrompt!, model: model!, limits: limits!, approvals: approvalPolicy }).catch((err: Error) => {
+      this.logger.error({ message: 'a queued turn could not start', turnId: next.turnId, error: err.message });
       return undefined;
     });
     // Started (and claimed) while this engine stops: handed over like the others, so the queue behind it is adopted with it.
     if (runner && this.stopping) await runner.handOver();
-  }
-
-  private dropLineIfIdle(conversationId: string): void {
-    const line = this.lines.get(conversationId);
-    if (line && line.queued.length === 0 && !this.byConversation.has(conversationId)) this.lines.delete(conversationId);
   }
 
   /**
@@ -344,7 +253,7 @@ export class TurnRegistry {
     this.stopping = true;
     await Promise.all([...this.byTurn.values()].map((r) => r.handOver()));
     while (this.advancing.size > 0) await Promise.all([...this.advancing]);
-    for (const conversationId of [...this.lines.keys()]) this.closeLine(conversationId);
+    this.lines.closeAll();
   }
 
   private forget(runner: TurnRunner): void {
@@ -363,11 +272,4 @@ export class TurnRegistry {
     const advancing: Promise<void> = this.advance(runner).finally(() => this.advancing.delete(advancing));
     this.advancing.add(advancing);
   }
-}
-
-interface TurnSpec {
-  prompt: string;
-  model: NonNullable<TurnState['model']>;
-  limits: NonNullable<TurnState['limits']>;
-  approvals?: TurnState['approvalPolicy'];
 }
