@@ -18,7 +18,7 @@ describe('npm start stopped and started again', () => {
     const prefix = uniquePrefix();
     db = await createTestDatabase();
     nats = await openNats(prefix);
-    env = { ...process.env, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, PORT: String(await freePort()) } as Record<string, string>;
+    env = { ...process.env, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, PORT: String(await freePort()), METRICS_PORT: '0' } as Record<string, string>;
   });
   afterAll(async () => {
     for (const p of running) if (p.exitCode === null) p.kill('SIGKILL');
