@@ -1,12 +1,11 @@
 import type { SteerlineEvent } from '@steerline/contracts';
 import { answerEnd, answerWithTools, run, startCommand, steer, steerId, toolDone } from '../turn/turn.fixtures';
+import { parseExposition, total } from '../../../../test/support/prometheus';
 import { EngineMetrics } from './engine-metrics';
 
-/** A metric's value for one label set, 0 when it has none. */
-async function value(metrics: EngineMetrics, name: string, labels: Record<string, string> = {}, field = ''): Promise<number> {
-  const metric = await metrics.registry.getSingleMetric(name)?.get();
-  const found = metric?.values.find((v) => ((v as { metricName?: string }).metricName ?? name) === `${name}${field}` && Object.entries(labels).every(([k, l]) => v.labels[k] === l));
-  return found?.value ?? 0;
+/** A metric's value for one label set (summed over the rest), 0 when it has none. */
+async function value(metrics: EngineMetrics, name: string, labels: Record<string, string> = {}, suffix = ''): Promise<number> {
+  return total([parseExposition(await metrics.registry.metrics())], `${name}${suffix}`, labels);
 }
 
 const at = (events: SteerlineEvent[], ms: number[]) => events.map((e, i) => ({ ...e, at: new Date(ms[i] ?? 0).toISOString() }) as SteerlineEvent);
