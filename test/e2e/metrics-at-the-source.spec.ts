@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { isTerminalTurnEvent, type StoredEvent } from '@steerline/contracts';
 import { createTestDatabase, eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';
@@ -21,6 +23,7 @@ describe('metrics at the source: engines and persistence export what they make, 
   const engineUrls: string[] = [];
   let persistenceUrl: string;
   let api: Api;
+  let gatewayUrl: string;
 
   async function service(app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>) {
     const p = new ServiceProcess(app, { NATS_URL, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, STEERLINE_RATE_LIMIT: '0', ...env });
@@ -42,6 +45,7 @@ describe('metrics at the source: engines and persistence export what they make, 
     persistenceUrl = `http://127.0.0.1:${port}/metrics`;
     const gatewayPort = await freePort();
     await service('gateway', { PORT: String(gatewayPort) });
+    gatewayUrl = `http://127.0.0.1:${gatewayPort}/metrics`;
     api = async (method, path, body, headers = {}) => {
       const res = await fetch(`http://127.0.0.1:${gatewayPort}/v1${path}`, { method, headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers }, body: body ? JSON.stringify(body) : undefined });
       const text = await res.text();
@@ -148,5 +152,25 @@ describe('metrics at the source: engines and persistence export what they make, 
     expect(total([samples], 'steerline_persistence_process_cpu_user_seconds_total')).toBeGreaterThan(0);
     // Anything but GET /metrics is not found.
     expect((await fetch(persistenceUrl.replace('/metrics', '/'))).status).toBe(404);
+  });
+
+  it('the Grafana dashboard in deploy/grafana queries only metrics some service exports', async () => {
+    const dashboard = JSON.parse(readFileSync(join(__dirname, '../../deploy/grafana/steerline-dashboard.json'), 'utf8')) as { panels: Array<{ type: string; title: string; targets?: Array<{ expr: string }> }> };
+    const queries = dashboard.panels.filter((p) => p.type !== 'row').flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })));
+    expect(queries.length).toBeGreaterThan(20);
+    // What the services declare (`# TYPE name kind`), with the series a histogram adds.
+    const exported = new Set<string>();
+    for (const url of [...engineUrls, persistenceUrl, gatewayUrl]) {
+      for (const [, name, kind] of (await (await fetch(url)).text()).matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+        exported.add(name);
+        if (kind === 'histogram' || kind === 'summary') for (const suffix of ['_bucket', '_sum', '_count']) exported.add(`${name}${suffix}`);
+      }
+    }
+    const unknown = queries.flatMap(({ panel, expr }) => [...expr.matchAll(/\bsteerline_[a-z0-9_]+/g)].map(([name]) => name).filter((name) => !exported.has(name)).map((name) => `${panel}: ${name}`));
+    expect(unknown).toEqual([]);
+    // Every service's own counters are on the board.
+    for (const name of ['steerline_steers_accepted_total', 'steerline_turns_live', 'steerline_projection_lag_events', 'steerline_http_request_duration_seconds']) {
+      expect(queries.some((q) => q.expr.includes(name))).toBe(true);
+    }
   });
 });
