@@ -86,10 +86,47 @@ export async function measureBytesPerEvent(opts: { natsUrl: string; prefix: stri
   }
 }
 
+/**
+ * One engine process at full speed: `turns` turns at once, each `steps` tool
+ * steps of the instant `echo` and an answer, so the engine's own work (decide,
+ * append, react) is all there is. Counted by the engine's /metrics.
+ */
+export async function measureEngineThroughput(opts: { natsUrl: string; prefix: string; nc: NatsConnection; turns?: number; steps?: number }) {
+  const prefix = `${opts.prefix}t`;
+  const s = subjects(prefix);
+  const port = await freePort();
+  const { child } = await spawnApp('engine', { NATS_URL: opts.natsUrl, STEERLINE_PREFIX: prefix, METRICS_PORT: String(port) });
+  const metrics = `http://127.0.0.1:${port}/metrics`;
+  const call = <T>(subject: string, body: unknown) => request<T>(opts.nc, subject, body, { timeoutMs: 30_000, noResponders: 'unavailable' });
+  const turns = opts.turns ?? 200;
+  const steps = opts.steps ?? 25;
+  const model = { provider: 'scripted', script: [...Array.from({ length: steps }, (_, i) => ({ tool: { name: 'echo', args: { text: `step ${i}` } } })), { text: 'done' }] };
+  try {
+    const conversations = await pool(Array.from({ length: turns }, () => () => call<{ id: string }>(s.createConversation, { tenantId: 'default' })), 32);
+    const [boundaries0, events0] = [await sample(metrics, 'steerline_boundaries_total'), await sample(metrics, 'steerline_events_appended_total')];
+    const t0 = performance.now();
+    await pool(conversations.map(({ id }) => () => call(s.startTurn, { tenantId: 'default', conversationId: id, prompt: 'go', model })), 64);
+    for (const deadline = Date.now() + 120_000; (await sample(metrics, 'steerline_turns_ended_total')) < turns; ) {
+      if (Date.now() > deadline) throw new Error('engine throughput: the turns did not end in 120 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const boundaries = (await sample(metrics, 'steerline_boundaries_total')) - boundaries0;
+    const events = (await sample(metrics, 'steerline_events_appended_total')) - events0;
+    return { turns, steps, boundariesPerSecond: boundaries / seconds, eventsPerSecond: events / seconds };
+  } finally {
+    await stop(child);
+    await deleteStreams(opts.nc, prefix);
+  }
+}
+
 /** The rows of `npm run bench` (the capacity model in docs/operations.md reads them). */
-export async function bytesPerEventRows(opts: Parameters<typeof measureBytesPerEvent>[0]): Promise<Row[]> {
+export async function capacityRows(opts: Parameters<typeof measureBytesPerEvent>[0]): Promise<Row[]> {
+  const e = await measureEngineThroughput(opts);
   const b = await measureBytesPerEvent(opts);
   return [
+    { group: 'steerline', name: `boundaries per second, one engine (${e.turns} turns at once, ${e.steps} instant tool steps each)`, value: e.boundariesPerSecond, unit: 'boundaries/s' },
+    { group: 'steerline', name: 'events appended per second, one engine (same run)', value: e.eventsPerSecond, unit: 'events/s' },
     { group: 'steerline', name: `events per turn (a tool step, a steer, a second step, an answer; ${b.turns} turns)`, value: b.events / b.turns, unit: 'events' },
     { group: 'steerline', name: `bytes per event in JetStream (stream bytes / messages, ${b.events} events)`, value: b.jetStreamBytesPerEvent, unit: 'B' },
     { group: 'steerline', name: 'bytes per event in PostgreSQL (read-model tables, indexes and TOAST / events)', value: b.postgresBytesPerEvent, unit: 'B' },
@@ -97,14 +134,14 @@ export async function bytesPerEventRows(opts: Parameters<typeof measureBytesPerE
 }
 
 if (require.main === module) {
-  // `node dist/scripts/bench/bytes-per-event.js`: these rows alone, not written to docs/performance.md.
+  // `node dist/scripts/bench/capacity.js`: these rows alone, not written to docs/performance.md.
   void (async () => {
     const { connectNats } = await import('@steerline/contracts');
     const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
     const pgServer = (process.env.BENCH_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres').replace(/\/[^/]*$/, '');
     const nc = await connectNats(natsUrl, 'bench-bytes');
     try {
-      for (const r of await bytesPerEventRows({ natsUrl, prefix: `bench${Date.now().toString(36)}`, nc, pgServer, turns: Number(process.env.BENCH_TURNS ?? 500) })) console.log(`${r.name}: ${r.value.toFixed(1)} ${r.unit}`);
+      for (const r of await capacityRows({ natsUrl, prefix: `bench${Date.now().toString(36)}`, nc, pgServer, turns: Number(process.env.BENCH_TURNS ?? 500) })) console.log(`${r.name}: ${r.value.toFixed(1)} ${r.unit}`);
     } finally {
       await nc.close();
     }
