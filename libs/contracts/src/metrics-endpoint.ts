@@ -74,3 +74,31 @@ export async function serveMetrics(source: MetricsSource, listen: MetricsListen)
       }),
   };
 }
+
+export interface EarlyMetricsEndpoint {
+  /** Absent when the service serves no metrics. */
+  readonly url?: string;
+  /** What `/metrics` answers from now on (before: an empty exposition). */
+  show(source: MetricsSource): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Listens before the service starts, so a taken port stops it before it takes
+ * any work; `/metrics` is empty until `show` hands it the service's registry.
+ */
+export async function listenForMetrics(listen: MetricsListen | undefined): Promise<EarlyMetricsEndpoint> {
+  let source: MetricsSource | undefined;
+  const forwarded: MetricsSource = {
+    get contentType() {
+      return source?.contentType ?? 'text/plain; version=0.0.4; charset=utf-8';
+    },
+    metrics: async () => (source ? source.metrics() : ''),
+  };
+  const endpoint = listen && (await serveMetrics(forwarded, listen));
+  return {
+    url: endpoint?.url,
+    show: (s) => (source = s),
+    close: async () => endpoint?.close(),
+  };
+}
