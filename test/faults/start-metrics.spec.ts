@@ -1,11 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { join } from 'node:path';
-import readline from 'node:readline';
-import { createTestDatabase, eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
+import { eventually } from '../support/env';
+import { npmStartSuite } from '../support/npm-start';
 import { freePort } from '../support/processes';
-
-const ROOT = join(__dirname, '../..');
 
 function listen(port: number): Promise<Server | undefined> {
   const server = createServer();
@@ -29,31 +25,8 @@ async function freePair(): Promise<number> {
 
 /** `npm start` tells each service where to serve /metrics, prints the addresses, and refuses a taken one. */
 describe('npm start and the services’ metrics ports', () => {
-  let nats: NatsHandle;
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let env: Record<string, string>;
-  const running: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    const prefix = uniquePrefix();
-    db = await createTestDatabase();
-    nats = await openNats(prefix);
-    env = { ...process.env, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, PORT: String(await freePort()) } as Record<string, string>;
-  });
-  afterAll(async () => {
-    for (const p of running) if (p.exitCode === null) p.kill('SIGKILL');
-    await nats.close();
-    await db.drop();
-  });
-
-  function start(extra: Record<string, string>) {
-    const lines: string[] = [];
-    const child = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs')], { cwd: ROOT, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
-    running.push(child);
-    for (const stream of [child.stdout!, child.stderr!]) readline.createInterface({ input: stream }).on('line', (l) => lines.push(l));
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    return { child, lines, exited };
-  }
+  const suite = npmStartSuite();
+  const start = (extra: Record<string, string>) => suite.run(extra);
 
   it('serves the engine’s /metrics on METRICS_PORT and persistence’s on the next port, and prints both with the gateway’s', async () => {
     const port = await freePair();
@@ -63,7 +36,7 @@ describe('npm start and the services’ metrics ports', () => {
       const at = lines.findIndex((l) => l.startsWith('Metrics:'));
       return at >= 0 && lines.length > at + 2 ? lines.slice(at, at + 3).join('\n') : undefined;
     }, 5_000, 'the metrics lines');
-    expect(printed).toMatch(new RegExp(`gateway +http://127\\.0\\.0\\.1:${env.PORT}/metrics`));
+    expect(printed).toMatch(new RegExp(`gateway +http://127\\.0\\.0\\.1:${suite.env.PORT}/metrics`));
     expect(printed).toContain(`engine      http://127.0.0.1:${port}/metrics`);
     expect(printed).toContain(`persistence http://127.0.0.1:${port + 1}/metrics`);
     expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toMatch(/^steerline_turns_live 0$/m);

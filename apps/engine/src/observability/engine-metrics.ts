@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { SteerlineEvent } from '@steerline/contracts';
-import { Timings } from './timings';
+import { Remembered } from './remembered';
 
 const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
@@ -17,7 +17,9 @@ const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
  */
 export class EngineMetrics {
   readonly registry = new Registry();
-  private readonly timings = new Timings();
+  /** When each steer was queued and each model request sent (ms), and the boundary each request follows. */
+  private readonly startedAt = new Remembered<number>();
+  private readonly boundaryOf = new Remembered<string>();
   private readonly r = [this.registry];
 
   readonly events = new Counter({ name: 'steerline_events_appended_total', help: 'Events this engine appended to the log, by type', labelNames: ['type'], registers: this.r });
@@ -69,18 +71,18 @@ export class EngineMetrics {
     switch (e.type) {
       case 'SteerQueued':
         this.steersAccepted.inc();
-        this.timings.start(`steer:${e.data.steerId}`, at);
+        this.startedAt.set(`steer:${e.data.steerId}`, at);
         break;
       case 'SteeringDelivered': {
         this.steersDelivered.inc({ boundary: e.data.boundary });
-        const queuedAt = this.timings.stop(`steer:${e.data.steerId}`);
+        const queuedAt = this.startedAt.take(`steer:${e.data.steerId}`);
         if (queuedAt !== undefined) this.deliveryLatency.observe(Math.max(0, at - queuedAt) / 1000);
-        this.timings.note(`boundary:${turn}:${e.data.requestStep}`, e.data.boundary);
+        this.boundaryOf.set(`${turn}:${e.data.requestStep}`, e.data.boundary);
         break;
       }
       case 'SteerDropped':
         this.steersDropped.inc({ reason: e.data.reason });
-        this.timings.stop(`steer:${e.data.steerId}`);
+        this.startedAt.take(`steer:${e.data.steerId}`);
         break;
       case 'TurnStarted':
         this.turnsStarted.inc();
@@ -98,12 +100,12 @@ export class EngineMetrics {
         break;
       case 'ModelRequested':
         this.modelRequests.inc();
-        this.timings.start(`model:${turn}:${e.data.step}`, at);
+        this.startedAt.set(`model:${turn}:${e.data.step}`, at);
         // A request after the first follows tool results, or a text answer while steers waited (a continuation).
-        if (e.data.step > 1) this.boundaries.inc({ boundary: this.timings.recall(`boundary:${turn}:${e.data.step}`) ?? 'tool_results' });
+        if (e.data.step > 1) this.boundaries.inc({ boundary: this.boundaryOf.take(`${turn}:${e.data.step}`) ?? 'tool_results' });
         break;
       case 'ModelResponded': {
-        const requestedAt = this.timings.stop(`model:${turn}:${e.data.step}`);
+        const requestedAt = this.startedAt.take(`model:${turn}:${e.data.step}`);
         if (requestedAt !== undefined) this.modelLatency.observe(Math.max(0, at - requestedAt) / 1000);
         if (e.data.usage) {
           this.modelTokens.inc({ kind: 'input' }, e.data.usage.inputTokens);
