@@ -7,7 +7,14 @@ describe('persistence configuration', () => {
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/steerline',
       prefix: 'steerline',
       streamReplicas: 1,
+      metrics: { host: '127.0.0.1', port: 9102 },
     });
+  });
+
+  it('serves /metrics on METRICS_PORT (0: a free port), or nowhere with off', () => {
+    expect(loadPersistenceConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ host: '0.0.0.0', port: 0 });
+    expect(loadPersistenceConfig({ METRICS_PORT: 'off' }).metrics).toBeUndefined();
+    expect(() => loadPersistenceConfig({ METRICS_PORT: '70000' })).toThrow(/invalid persistence configuration: METRICS_PORT/);
   });
 
   it('reads the stream’s replicas, as the engine does, so whichever starts first creates the same stream', () => {

@@ -73,6 +73,8 @@ export class EventLog {
   constructor(
     private readonly nc: NatsConnection,
     private readonly opts: EventLogOptions = { retryForMs: 10_000, ackTimeoutMs: 2_000 },
+    /** Told of each event once the log acknowledged it (the engine's metrics). */
+    private readonly appended: (event: SteerlineEvent) => void = () => undefined,
   ) {
     this.js = jetstream(nc);
   }
@@ -110,11 +112,14 @@ export class EventLog {
       return this.appendEach(subject, events, expectedLastSeq);
     }
     this.counts.ackRounds += 1;
+    let seq: number;
     try {
-      return (await ack).seq;
+      seq = (await ack).seq;
     } catch {
       return this.appendEach(subject, events, expectedLastSeq);
     }
+    for (const event of events) this.appended(event);
+    return seq;
   }
 
   private async appendEach(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
@@ -135,7 +140,9 @@ export class EventLog {
     for (let attempt = 0; ; attempt++) {
       try {
         this.counts.ackRounds += 1;
-        return (await this.publish(subject, event, { lastSubjectSequence: expectedLastSeq })).seq;
+        const { seq } = await this.publish(subject, event, { lastSubjectSequence: expectedLastSeq });
+        this.appended(event);
+        return seq;
       } catch (err) {
         if (jetStreamErrorCode(err) === JS_WRONG_LAST_SEQUENCE) throw new StaleWriterError(subject);
         // nats.js checks max_payload before sending: nothing was written, and nothing would be on a retry.

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { jetstream, jetstreamManager, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +13,7 @@ import { alignConsumer } from './consumer';
 import { TableDeadLetters, type DeadLetters } from './dead-letters';
 import { LeaderLock } from './leader-lock';
 import { CheckpointWaiters } from './waiters';
+import { PersistenceMetrics } from '../observability/persistence-metrics';
 
 const BATCH_MAX = 500;
 const FETCH_EXPIRES_MS = 1_000;
@@ -67,6 +68,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
     @Inject(PERSISTENCE_CONFIG) private readonly config: PersistenceConfig,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     private readonly dataSource: DataSource,
+    @Optional() @Inject(PersistenceMetrics) private readonly metrics?: PersistenceMetrics,
   ) {
     this.s = subjects(config.prefix);
     this.lock = new LeaderLock(config.databaseUrl, `steerline-projector:${this.s.projectorConsumer}`, {
@@ -213,6 +215,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   }
 
   private report(outcome: BatchOutcome): void {
+    this.metrics?.batch(outcome);
     if (outcome.duplicates > 0) {
       this.logger.warn({ msg: 'events already applied were appended again; skipped', count: outcome.duplicates, checkpoint: outcome.checkpoint });
     }
