@@ -2,15 +2,18 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { request, subjects } from '@steerline/contracts';
 import { deleteStreams, spawnApp, stop } from './processes';
+import type { Row } from './report';
 import { median, percentile, pool, rssMiB, timeEach } from './stats';
 
-/** A turn that waits: its one tool call sleeps ten minutes. */
+/** A turn that waits: its one tool call sleeps ten minutes (reporting progress every 400 ms, docs/design.md §8.1) or waits for a person's approval (nothing to do meanwhile). */
 const IDLE = { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 600_000 } } }] };
+export type Waiting = 'sleep' | 'approval';
 const START_CONCURRENCY = 64;
 const STEER_WARMUP = 300;
 const STEER_SAMPLES = 600;
 
 export interface ScalePoint {
+  waiting: Waiting;
   turns: number;
   rssMiB: number;
   /** CPU the engine spends per second while its turns wait (user + system, % of one core). */
@@ -30,10 +33,11 @@ export interface ScalePoint {
  * accept latency the engine answers with (a sequential NATS request on a
  * turn's steer subject until its receipt: the engine's share of a steer).
  */
-export async function measureEngineScale(opts: { natsUrl: string; prefix: string; nc: NatsConnection; sizes: number[]; log?: (m: string) => void; env?: Record<string, string> }): Promise<ScalePoint[]> {
-  const prefix = `${opts.prefix}s`;
+export async function measureEngineScale(opts: { natsUrl: string; prefix: string; nc: NatsConnection; sizes: number[]; waiting: Waiting; log?: (m: string) => void }): Promise<ScalePoint[]> {
+  const prefix = `${opts.prefix}${opts.waiting === 'sleep' ? 's' : 'w'}`;
   const s = subjects(prefix);
-  const { child } = await spawnApp('engine', { NATS_URL: opts.natsUrl, STEERLINE_PREFIX: prefix, ...opts.env });
+  const { child } = await spawnApp('engine', { NATS_URL: opts.natsUrl, STEERLINE_PREFIX: prefix });
+  const approvals = opts.waiting === 'approval' ? { approvals: { tools: ['sleep'] } } : {};
   // BENCH_ENGINE_LOG=<file>: the engine's log lines, to find out why a figure looks wrong.
   if (process.env.BENCH_ENGINE_LOG) {
     const file = createWriteStream(process.env.BENCH_ENGINE_LOG);
@@ -49,14 +53,14 @@ export async function measureEngineScale(opts: { natsUrl: string; prefix: string
       const started = await pool(
         Array.from({ length: size - turns.length }, () => async () => {
           const { id } = await call<{ id: string }>(s.createConversation, { tenantId: 'default' });
-          const { turnId } = await call<{ turnId: string }>(s.startTurn, { tenantId: 'default', conversationId: id, prompt: 'idle', model: IDLE, limits: { maxQueued: 1000 } });
+          const { turnId } = await call<{ turnId: string }>(s.startTurn, { tenantId: 'default', conversationId: id, prompt: 'idle', model: IDLE, limits: { maxQueued: 1000 }, ...approvals });
           return turnId;
         }),
         START_CONCURRENCY,
       );
       const startSeconds = (performance.now() - t0) / 1000;
       turns.push(...started);
-      opts.log?.(`${turns.length} idle turns started in ${startSeconds.toFixed(1)} s`);
+      opts.log?.(`${turns.length} idle turns (${opts.waiting}) started in ${startSeconds.toFixed(1)} s`);
       // Settled: the last starts' model calls and tool calls are under way.
       await new Promise((r) => setTimeout(r, 3000));
       const idleCpuPercent = await cpuPercent(child.pid!, 3000);
@@ -66,7 +70,7 @@ export async function measureEngineScale(opts: { natsUrl: string; prefix: string
       const steer = (i: number) => call(s.turnSteer(targets[i % targets.length]), { tenantId: 'default', text: `steer ${i}` });
       await timeEach(STEER_WARMUP, steer);
       const samples = await timeEach(STEER_SAMPLES, (i) => steer(i + STEER_WARMUP));
-      out.push({ turns: turns.length, rssMiB: rss, idleCpuPercent, startSeconds, startsPerSecond: started.length / startSeconds, acceptP50: median(samples), acceptP99: percentile(samples, 99) });
+      out.push({ waiting: opts.waiting, turns: turns.length, rssMiB: rss, idleCpuPercent, startSeconds, startsPerSecond: started.length / startSeconds, acceptP50: median(samples), acceptP99: percentile(samples, 99) });
       opts.log?.(`at ${turns.length}: ${JSON.stringify(out[out.length - 1])}`);
     }
   } finally {
@@ -86,4 +90,27 @@ async function cpuPercent(pid: number, ms: number): Promise<number> {
   await new Promise((r) => setTimeout(r, ms));
   // Clock ticks are 1/100 s on Linux.
   return ((ticks() - before) / 100 / (ms / 1000)) * 100;
+}
+
+const WAITING: Record<Waiting, string> = { sleep: 'each in a 10-minute sleep', approval: 'each waiting for an approval' };
+const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+
+/** The curve as bench rows: RSS (100k under 2 GiB), the engine's steer accept p50 (not growing with live turns), idle CPU, starts. */
+export function engineScaleRows(points: ScalePoint[]): Row[] {
+  return points.flatMap((p): Row[] => {
+    const base = points.find((q) => q.waiting === p.waiting)!;
+    return [
+    { group: 'memory', name: `engine RSS with ${p.turns} running idle turns (${WAITING[p.waiting]})`, value: p.rssMiB, unit: 'MiB', target: p.turns >= 100_000 ? `< 2048 MiB: ${verdict(p.rssMiB < 2048)}` : undefined },
+    {
+      group: 'steerline',
+      name: `steer accept at the engine (NATS request → receipt) with ${p.turns} live turns (${p.waiting}), p50`,
+      value: p.acceptP50,
+      unit: 'ms',
+      ...(p === base ? {} : { floor: base.acceptP50, floorName: `p50 with ${base.turns}`, target: `no growth (≤ 1.5×): ${verdict(p.acceptP50 <= 1.5 * base.acceptP50)}` }),
+    },
+    { group: 'steerline', name: `steer accept at the engine with ${p.turns} live turns (${p.waiting}), p99`, value: p.acceptP99, unit: 'ms' },
+    { group: 'memory', name: `engine CPU while ${p.turns} turns wait (${p.waiting}; % of one core)`, value: p.idleCpuPercent, unit: '%' },
+    { group: 'memory', name: `turn starts per second over NATS, to ${p.turns} (${p.waiting}; ${p.startSeconds.toFixed(0)} s)`, value: p.startsPerSecond, unit: 'turns/s' },
+    ];
+  });
 }

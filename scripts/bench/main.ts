@@ -15,7 +15,8 @@ import { connectNats, subjects } from '@steerline/contracts';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
 import { measureBigReads } from './big-read';
 import { capacityRows } from './capacity';
-import { measureIdleTurnMemory } from './memory';
+import { boundaryAckRows, measureBoundaryAcks } from './boundary-acks';
+import { engineScaleRows, measureEngineScale } from './engine-scale';
 import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
 import { measureRaw } from './raw';
 import { renderReport, type Row } from './report';
@@ -25,7 +26,8 @@ import { measureWatchers } from './watchers';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PG_SERVER = (process.env.BENCH_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres').replace(/\/[^/]*$/, '');
-const IDLE_TURNS = (process.env.BENCH_IDLE_TURNS ?? '1000,10000').split(',').map(Number);
+const IDLE_TURNS = (process.env.BENCH_IDLE_TURNS ?? '1000,10000,100000').split(',').map(Number);
+const SLEEPING_TURNS = (process.env.BENCH_SLEEPING_TURNS ?? '1000,10000').split(',').map(Number);
 const IDLE_WATCHERS = Number(process.env.BENCH_IDLE_WATCHERS ?? 10_000);
 const STORM_WATCHERS = Number(process.env.BENCH_STORM_WATCHERS ?? 5_000);
 const machine = () => `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
@@ -66,8 +68,13 @@ async function main(): Promise<void> {
     const rebuild = await timeRebuild(env, nc, prefix);
     log('reading big conversations');
     const reads = await measureBigReads({ gatewayUrl, nc, prefix, databaseUrl, sizes: [1000, 10_000] });
-    log(`memory with ${IDLE_TURNS.join(', ')} idle turns`);
-    const memory = await measureIdleTurnMemory({ natsUrl: NATS_URL, prefix, nc, turns: IDLE_TURNS });
+    log('boundary: event-log publishes and acks');
+    const boundaryAcks = await measureBoundaryAcks({ natsUrl: NATS_URL, prefix, nc });
+    log(`engine with ${IDLE_TURNS.join(', ')} turns waiting for approval, then ${SLEEPING_TURNS.join(', ')} sleeping`);
+    const scale = [
+      ...(await measureEngineScale({ natsUrl: NATS_URL, prefix, nc, sizes: IDLE_TURNS, waiting: 'approval', log })),
+      ...(await measureEngineScale({ natsUrl: NATS_URL, prefix, nc, sizes: SLEEPING_TURNS, waiting: 'sleep', log })),
+    ];
 
     const acceptFloor = raw.httpMs.p50 + raw.natsRequestMs.p50 + raw.jsAckMs.p50;
     const rows: Row[] = [
@@ -91,8 +98,8 @@ async function main(): Promise<void> {
       { group: 'steerline', name: 'rebuild, the whole command with its start-up', value: rebuild.wallEventsPerSecond, unit: 'events/s' },
       ...reads.map((r): Row => ({ group: 'steerline', name: `read a ${r.messages}-message conversation (GET, ${(r.bytes / 1e6).toFixed(1)} MB body), median`, value: r.readMs, unit: 'ms', floor: r.selectMs, floorName: 'SELECT of its message rows' })),
       ...reads.map((r): Row => ({ group: 'steerline', name: `per-message cost of that read (${r.messages} messages)`, value: (r.readMs * 1000) / r.messages, unit: 'µs/msg', floor: (r.selectMs * 1000) / r.messages, floorName: 'same, SELECT' })),
-      ...memory.map((m): Row => ({ group: 'memory', name: `engine RSS with ${m.turns} running idle turns`, value: m.rssMiB, unit: 'MiB', target: m.turns === 10_000 ? '< 2048 MiB' : undefined })),
-      ...memory.filter((m) => m.turns > 0).map((m): Row => ({ group: 'memory', name: `turn starts per second (to ${m.turns})`, value: m.startsPerSecond, unit: 'turns/s' })),
+      ...boundaryAckRows(boundaryAcks),
+      ...engineScaleRows(scale),
     ];
     log('event streams at scale');
     rows.push(...watcherRows(await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log })));
