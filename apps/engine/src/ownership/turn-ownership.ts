@@ -26,6 +26,8 @@ export class TurnOwnership {
   /** Dead engines with a turn that a sweep could not settle: listed again on the next sweep, not only on a full one. */
   private unsettled = new Set<string>();
   private sweeps = 0;
+  /** The turns this engine claimed and has not released: its own orphans are found here, not by listing its claims. */
+  private readonly claimed = new Set<string>();
 
   private constructor(
     private readonly turns: KV,
@@ -55,18 +57,23 @@ export class TurnOwnership {
   }
 
   async claim(turn: Omit<OwnedTurn, 'engineId'>): Promise<void> {
+    this.claimed.add(turn.turnId);
     await this.turns.put(this.key(turn.turnId), encodeJson({ ...turn, engineId: this.engineId }));
   }
 
   async release(turnId: string, engineId = this.engineId): Promise<void> {
     await this.turns.delete(this.key(turnId, engineId));
+    if (engineId === this.engineId) this.claimed.delete(turnId);
   }
 
   /**
    * Running turns whose engine no longer holds its lease, and this engine's own
    * turns that it no longer runs (stopped when the log was unreachable). Lists
    * the claims of engines that were alive at the last sweep and are gone now;
-   * every FULL_SWEEP_EVERY sweeps (and the first), all claims.
+   * every FULL_SWEEP_EVERY sweeps (and the first), all claims. This engine's
+   * own claims are looked up in its memory: listing them from the bucket on
+   * every sweep cost a listing as long as its running turns (100 000 keys every
+   * half lease), which held up the claims of turns starting meanwhile.
    */
   async orphans(runsHere: (turnId: string) => boolean): Promise<OwnedTurn[]> {
     const alive = new Set<string>();
@@ -77,18 +84,19 @@ export class TurnOwnership {
     const full = this.sweeps % FULL_SWEEP_EVERY === 0;
     const retry = [...this.unsettled].filter((id) => !gone.includes(id) && id !== this.engineId);
     this.unsettled.clear();
-    const filters = full ? ['>'] : [...[...gone, ...retry].map((id) => `${id}.>`), `${this.engineId}.>`];
-    const out: OwnedTurn[] = [];
+    const filters = full ? ['>'] : [...gone, ...retry].map((id) => `${id}.>`);
+    const keys = new Set<string>();
     for (const filter of filters) {
       for (const key of await this.keys(this.buckets.turns, filter)) {
-        const dot = key.indexOf('.');
-        const engineId = key.slice(0, dot);
-        const turnId = key.slice(dot + 1);
-        const orphaned = engineId === this.engineId ? !runsHere(turnId) : !alive.has(engineId);
-        if (!orphaned) continue;
-        const entry = await this.turns.get(key);
-        if (entry?.operation === 'PUT') out.push(decodeJson(entry.value) as OwnedTurn);
+        const engineId = key.slice(0, key.indexOf('.'));
+        if (engineId !== this.engineId && !alive.has(engineId)) keys.add(key);
       }
+    }
+    for (const turnId of this.claimed) if (!runsHere(turnId)) keys.add(this.key(turnId));
+    const out: OwnedTurn[] = [];
+    for (const key of keys) {
+      const entry = await this.turns.get(key);
+      if (entry?.operation === 'PUT') out.push(decodeJson(entry.value) as OwnedTurn);
     }
     // Only a sweep that got this far counts: a failed one is repeated with the same engines gone.
     this.seenAlive = alive;
