@@ -96,8 +96,9 @@ const WAITING: Record<Waiting, string> = { sleep: 'each in a 10-minute sleep', a
 const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 
 /** The curve as bench rows: RSS (100k under 2 GiB), the engine's steer accept p50 (not growing with live turns), idle CPU, starts. */
-export function engineScaleRows(points: ScalePoint[]): Row[] {
-  return points.flatMap((p): Row[] => {
+export function engineScaleRows(points: ScalePoint[], subscriptionBytes: number): Row[] {
+  const perSubscription: Row = { group: 'memory', name: 'NATS client heap per command subscription (a running turn holds 2)', value: subscriptionBytes, unit: 'B' };
+  return [perSubscription, ...points.flatMap((p): Row[] => {
     const base = points.find((q) => q.waiting === p.waiting)!;
     return [
     { group: 'memory', name: `engine RSS with ${p.turns} running idle turns (${WAITING[p.waiting]})`, value: p.rssMiB, unit: 'MiB', target: p.turns >= 100_000 ? `< 2048 MiB: ${verdict(p.rssMiB < 2048)}` : undefined },
@@ -112,5 +113,26 @@ export function engineScaleRows(points: ScalePoint[]): Row[] {
     { group: 'memory', name: `engine CPU while ${p.turns} turns wait (${p.waiting}; % of one core)`, value: p.idleCpuPercent, unit: '%' },
     { group: 'memory', name: `turn starts per second over NATS, to ${p.turns} (${p.waiting}; ${p.startSeconds.toFixed(0)} s)`, value: p.startsPerSecond, unit: 'turns/s' },
     ];
-  });
+  })];
+}
+
+/**
+ * What one per-turn command subscription costs the NATS client (heap bytes,
+ * with one callback shared by all, as the engine subscribes): what replacing
+ * an engine's two subscriptions per turn with two wildcards would save.
+ * Measured in this process (run with --expose-gc).
+ */
+export async function subscriptionBytes(nc: NatsConnection, prefix: string, count = 20_000): Promise<number> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return NaN;
+  const shared = () => undefined;
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const subs = Array.from({ length: count }, (_, i) => nc.subscribe(`${prefix}.cmd.turn.bench-${i}.*`, { callback: shared }));
+  await nc.flush();
+  gc();
+  const bytes = (process.memoryUsage().heapUsed - before) / count;
+  for (const sub of subs) sub.unsubscribe();
+  await nc.flush();
+  return bytes;
 }

@@ -16,7 +16,7 @@ import { benchProjector } from '../../apps/persistence/src/projector/projector.b
 import { measureBigReads } from './big-read';
 import { capacityRows } from './capacity';
 import { boundaryAckRows, measureBoundaryAcks } from './boundary-acks';
-import { engineScaleRows, measureEngineScale } from './engine-scale';
+import { engineScaleRows, measureEngineScale, subscriptionBytes } from './engine-scale';
 import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
 import { measureRaw } from './raw';
 import { renderReport, type Row } from './report';
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
       ...reads.map((r): Row => ({ group: 'steerline', name: `read a ${r.messages}-message conversation (GET, ${(r.bytes / 1e6).toFixed(1)} MB body), median`, value: r.readMs, unit: 'ms', floor: r.selectMs, floorName: 'SELECT of its message rows' })),
       ...reads.map((r): Row => ({ group: 'steerline', name: `per-message cost of that read (${r.messages} messages)`, value: (r.readMs * 1000) / r.messages, unit: 'µs/msg', floor: (r.selectMs * 1000) / r.messages, floorName: 'same, SELECT' })),
       ...boundaryAckRows(boundaryAcks),
-      ...engineScaleRows(scale),
+      ...engineScaleRows(scale, await subscriptionBytes(nc, prefix)),
     ];
     log('event streams at scale');
     rows.push(...watcherRows(await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log })));
