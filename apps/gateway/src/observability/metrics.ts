@@ -40,6 +40,17 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly rateLimitStoreFailures = new Counter({
+    name: 'steerline_rate_limit_store_failures_total',
+    help: 'Calls to the shared rate-limit store (NATS KV) that failed or timed out; the gateway then fails open to its own limit',
+    registers: [this.registry],
+  });
+  readonly rateLimitFailedOpen = new Counter({
+    name: 'steerline_rate_limit_failed_open_total',
+    help: 'Requests limited by this gateway alone because the shared rate-limit store did not answer',
+    registers: [this.registry],
+  });
+
   constructor() {
     const sum = (sources: Array<() => number>) => sources.reduce((n, read) => n + read(), 0);
     const waiting = this.waitingSources;
