@@ -63,12 +63,11 @@ export class BucketStore {
     try {
       return await Promise.race([this.open().then(op), timeout]);
     } catch (err) {
-      if (err instanceof StoreUnavailable) throw err;
-      const code = err instanceof JetStreamApiError ? err.code : undefined;
-      if (code === JetStreamApiCodes.StreamWrongLastSequence) throw new WriteConflict();
-      // A bucket deleted under us (no stream answers its subjects) is made again on the next attempt.
+      if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence) throw new WriteConflict();
+      // The bucket may be gone (deleted, or on a NATS that lost it: then nothing
+      // answers and the call times out): the next attempt binds or makes it anew.
       this.kv = undefined;
-      throw new StoreUnavailable((err as Error)?.message ?? String(err));
+      throw err instanceof StoreUnavailable ? err : new StoreUnavailable((err as Error)?.message ?? String(err));
     } finally {
       clearTimeout(timer);
     }
