@@ -14,6 +14,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, subjects } from '@steerline/contracts';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
 import { measureBigReads } from './big-read';
+import { gatewayIdleOnly, idleGatewayRows, measureIdleGateway } from './gateway-idle';
 import { measureIdleTurnMemory } from './memory';
 import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
 import { measureRaw } from './raw';
@@ -32,6 +33,7 @@ const machine = () => `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(tota
 async function main(): Promise<void> {
   // BENCH_ONLY=watchers: only the event-stream figures, in a block of their own.
   if (process.env.BENCH_ONLY === 'watchers') return watchersOnly();
+  if (process.env.BENCH_ONLY === 'gateway-idle') return gatewayIdleOnly({ natsUrl: NATS_URL, pgServer: PG_SERVER, machine: machine() });
   const prefix = `bench${randomBytes(4).toString('hex')}`;
   const database = `steerline_${prefix}`;
   const databaseUrl = `${PG_SERVER}/${database}`;
@@ -95,6 +97,8 @@ async function main(): Promise<void> {
     ];
     log('event streams at scale');
     rows.push(...watcherRows(await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log })));
+    log('idle gateway CPU while another serves steers');
+    rows.push(...idleGatewayRows(await measureIdleGateway({ env, servingUrl: gatewayUrl, servingPid: gateway.child.pid!, baselineDist: process.env.BENCH_BASELINE_DIST, log })));
     const report = renderReport(rows, machine());
     console.log(report.table);
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));

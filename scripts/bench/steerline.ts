@@ -16,7 +16,8 @@ async function json(res: Response): Promise<any> {
   return body;
 }
 
-async function idleTurn(api: string): Promise<string> {
+/** A turn that runs and waits (a 10-minute tool call), steerable meanwhile. */
+export async function idleTurn(api: string): Promise<string> {
   const { id } = await json(await fetch(`${api}/conversations`, { method: 'POST' }));
   const turn = await fetch(`${api}/conversations/${id}/turns`, {
     method: 'POST',
@@ -26,7 +27,7 @@ async function idleTurn(api: string): Promise<string> {
   return (await json(turn)).turnId;
 }
 
-const steer = (api: string, tid: string, i: number) =>
+export const steer = (api: string, tid: string, i: number) =>
   fetch(`${api}/turns/${tid}/steers`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'wait=0' }, body: JSON.stringify({ text: `steer number ${i}` }) }).then(json);
 
 /** Steer accept latency through the gateway (`Prefer: wait=0`): one client, then 64 at once. */
