@@ -15,6 +15,7 @@ import { connectNats, subjects } from '@steerline/contracts';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
 import { measureBigReads } from './big-read';
 import { gatewayIdleOnly, idleGatewayRows, measureIdleGateway } from './gateway-idle';
+import { measureRateLimit, rateLimitRows } from './rate-limit';
 import { measureIdleTurnMemory } from './memory';
 import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
 import { measureRaw } from './raw';
@@ -99,6 +100,8 @@ async function main(): Promise<void> {
     rows.push(...watcherRows(await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log })));
     log('idle gateway CPU while another serves steers');
     rows.push(...idleGatewayRows(await measureIdleGateway({ env, servingUrl: gatewayUrl, servingPid: gateway.child.pid!, baselineDist: process.env.BENCH_BASELINE_DIST, log })));
+    log('what the shared rate limit adds to a request');
+    rows.push(...rateLimitRows(await measureRateLimit({ env, nc, prefix })));
     const report = renderReport(rows, machine());
     console.log(report.table);
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
