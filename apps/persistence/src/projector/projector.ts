@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { jetstream, jetstreamManager, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type MsgRequest } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
@@ -10,6 +10,7 @@ import { GENERATION_CHANNEL, lockGeneration, type Generation } from '../read-mod
 import { activeCheckpoint } from '../read-models/store';
 import { decodeBatch, projectBatch, toLogMessage, type BatchOutcome, type DecodedBatch } from './batch';
 import { alignConsumer } from './consumer';
+import { firstLost, missingRanges, prefixBefore } from './continuity';
 import { TableDeadLetters, type DeadLetters } from './dead-letters';
 import { LeaderLock } from './leader-lock';
 import { CheckpointWaiters } from './waiters';
@@ -42,6 +43,14 @@ class GenerationSwitched extends Error {
   constructor(readonly from: number, readonly to: number) {
     super(`read-model generation switched from ${from} to ${to}`);
     this.name = 'GenerationSwitched';
+  }
+}
+
+/** A fetch lost messages in flight; the consumer is realigned to hand them out again. */
+class DeliveryLost extends Error {
+  constructor(readonly lostSeq: number) {
+    super(`stream sequence ${lostSeq} was delivered but never arrived`);
+    this.name = 'DeliveryLost';
   }
 }
 
@@ -136,6 +145,8 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
           this.logger.log({ msg: 'a rebuild switched the read models; following the new generation', from: err.from, to: err.to });
           continue;
         }
+        // Already reported where it was found; following again realigns the consumer at the checkpoint.
+        if (err instanceof DeliveryLost) continue;
         this.logger.error({ msg: 'projection failed; realigning and retrying', error: describe(err) });
         await sleep(RETRY_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
       }
@@ -196,7 +207,34 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
     return { msgs, batch: decodeBatch(msgs.map(toLogMessage)) };
   }
 
-  private async commit({ msgs, batch }: Fetched): Promise<void> {
+  /**
+   * Commits the batch if it continues the log right after the checkpoint. If a
+   * message between them is still in the stream, the fetch lost it in flight:
+   * only the part before it commits, and the consumer is realigned to hand it
+   * out again (acking later messages would ack it too, and its conversation
+   * would stall on the gap). Sequences the stream's limits removed are skipped.
+   */
+  private async commit(fetched: Fetched): Promise<void> {
+    const seqs = fetched.msgs.map((m) => m.seq);
+    const ranges = missingRanges(this.checkpoint, seqs);
+    const lost = ranges.length ? await firstLost(ranges, (from) => this.nextStored(from)) : undefined;
+    if (lost === undefined) return this.apply(fetched);
+    const keep = prefixBefore(seqs, lost);
+    if (keep > 0) {
+      const { messages, decoded } = fetched.batch;
+      await this.apply({ msgs: fetched.msgs.slice(0, keep), batch: { messages: messages.slice(0, keep), decoded: decoded.slice(0, keep) } });
+    }
+    this.logger.warn({ msg: 'a fetch lost messages in flight; fetching again from the checkpoint', lostSeq: lost, checkpoint: this.checkpoint, fetched: seqs.length, committed: keep });
+    throw new DeliveryLost(lost);
+  }
+
+  /** The first event still in the stream at or after `from` (one request; NATS ≥ 2.9 takes `next_by_subj`). */
+  private async nextStored(from: number): Promise<number | undefined> {
+    const query = { seq: from, next_by_subj: this.s.events } as MsgRequest;
+    return (await (await this.manager()).streams.getMessage(this.s.stream, query))?.seq;
+  }
+
+  private async apply({ msgs, batch }: Fetched): Promise<void> {
     const expected = this.generation!;
     const outcome = await this.dataSource.transaction(async (db) => {
       // Held until commit: a rebuild cannot switch generations under this batch.
