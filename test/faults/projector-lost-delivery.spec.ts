@@ -20,7 +20,8 @@ class CapturingLogger implements LoggerService {
  * them delivered: the next fetch hands out later messages, and acking those
  * (AckPolicy.All) acks the lost ones too. Here a "thief" fetches one message
  * from the projector's own consumer and never acks it, which is exactly what
- * such a loss looks like to the projector.
+ * such a loss looks like to the projector. One partition: its consumer is the
+ * only one pulling, so the test controls which fetch gets which message.
  */
 describe('a delivery lost in flight', () => {
   const prefix = uniquePrefix();
@@ -33,7 +34,7 @@ describe('a delivery lost in flight', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     nats = await openNats(prefix);
-    app = await startPersistence(loadPersistenceConfig({ NATS_URL, DATABASE_URL: db.url, STEERLINE_PREFIX: prefix }), { logger });
+    app = await startPersistence(loadPersistenceConfig({ NATS_URL, DATABASE_URL: db.url, STEERLINE_PREFIX: prefix, STEERLINE_PARTITIONS: '1' }), { logger });
     pg = new Client({ connectionString: db.url });
     await pg.connect();
   });

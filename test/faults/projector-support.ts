@@ -89,7 +89,7 @@ export async function projectedUpTo(nats: NatsHandle, seq: number, timeoutMs = 1
   }, timeoutMs, `the read models to reach stream sequence ${seq}`);
 }
 
-/** Row counts of the active generation's tables. */
+/** Row counts of the active generation's tables; `checkpoint` is the lowest partition's. */
 export async function rowCounts(databaseUrl: string): Promise<Record<string, number>> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
@@ -98,7 +98,7 @@ export async function rowCounts(databaseUrl: string): Promise<Record<string, num
     const { rows } = await db.query(`SELECT
       (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM turns) AS turns,
       (SELECT count(*) FROM steers) AS steers, (SELECT count(*) FROM messages) AS messages,
-      (SELECT count(*) FROM dead_letters) AS dead_letters, (SELECT max(stream_seq) FROM checkpoints) AS checkpoint`);
+      (SELECT count(*) FROM dead_letters) AS dead_letters, (SELECT min(stream_seq) FROM checkpoints) AS checkpoint`);
     return Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, Number(v ?? 0)]));
   } finally {
     await db.end();

@@ -7,7 +7,13 @@ describe('persistence configuration', () => {
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/steerline',
       prefix: 'steerline',
       streamReplicas: 1,
+      partitions: 4,
     });
+  });
+
+  it('reads the partitions a new read-model generation is projected in', () => {
+    expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '8' }).partitions).toBe(8);
+    expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '' }).partitions).toBe(4);
   });
 
   it('reads the stream’s replicas, as the engine does, so whichever starts first creates the same stream', () => {
@@ -22,6 +28,8 @@ describe('persistence configuration', () => {
     ['DATABASE_URL', { DATABASE_URL: 'postgres://localhost:5432' }],
     ['NATS_URL', { NATS_URL: 'http://x y' }],
     ['STEERLINE_PREFIX', { STEERLINE_PREFIX: 'a.b' }],
+    ['STEERLINE_PARTITIONS', { STEERLINE_PARTITIONS: '0' }],
+    ['STEERLINE_PARTITIONS', { STEERLINE_PARTITIONS: '65' }],
   ])('refuses a bad %s, naming it', (name, env) => {
     expect(() => loadPersistenceConfig(env)).toThrow(new RegExp(`invalid persistence configuration: .*${name}`));
   });
