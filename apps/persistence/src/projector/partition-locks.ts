@@ -42,7 +42,7 @@ export class PartitionLocks {
   async join(): Promise<void> {
     if (this.connected) return;
     await this.close();
-    const client = new Client({ connectionString: this.databaseUrl, application_name: 'steerline-projector-lock' });
+    const client = new Client({ connectionString: this.databaseUrl, application_name: `steerline-projector-lock:${process.pid}` });
     const drop = () => {
       if (this.client === client) this.lost = true;
     };

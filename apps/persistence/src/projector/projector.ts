@@ -59,6 +59,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   /** The active generation's partition count the loops run for. */
   private layout = 0;
   private polling?: Promise<void>;
+  private standingBy = false;
 
   constructor(
     @Inject(PERSISTENCE_CONFIG) private readonly config: PersistenceConfig,
@@ -189,6 +190,9 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
       loop.start();
       this.logger.log({ msg: 'projecting a partition', partition: index, partitions: this.layout, members, held: this.partitions });
     }
+    const standingBy = this.loops.size === 0;
+    if (standingBy && !this.standingBy) this.logger.log({ msg: 'another instance is projecting; standing by', consumer: this.s.projectorConsumer, partitions: this.layout, members });
+    this.standingBy = standingBy;
   }
 
   private async relayout(count: number): Promise<void> {
