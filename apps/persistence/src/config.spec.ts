@@ -7,13 +7,13 @@ describe('persistence configuration', () => {
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/steerline',
       prefix: 'steerline',
       streamReplicas: 1,
-      partitions: 4,
+      partitions: 1,
     });
   });
 
   it('reads the partitions a new read-model generation is projected in', () => {
     expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '8' }).partitions).toBe(8);
-    expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '' }).partitions).toBe(4);
+    expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '' }).partitions).toBe(1);
   });
 
   it('reads the stream’s replicas, as the engine does, so whichever starts first creates the same stream', () => {

@@ -29,7 +29,7 @@ export interface PersistenceConfig {
 const unsetIfEmpty = (value: unknown) => (value === '' ? undefined : value);
 
 /** See docs/performance.md, "Partitioned projection", for the measurements behind it. */
-export const DEFAULT_PARTITIONS = 4;
+export const DEFAULT_PARTITIONS = 1;
 
 const natsServer = /^((nats|tls|ws|wss):\/\/)?[^\s,/]+(:\d+)?\/?$/;
 
