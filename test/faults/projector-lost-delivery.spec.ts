@@ -1,18 +1,9 @@
-import type { LoggerService } from '@nestjs/common';
 import { Client } from 'pg';
 import { messagesOf, request, type ConversationView } from '@steerline/contracts';
 import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
 import { createTestDatabase, eventually, openNats, uniquePrefix, NATS_URL, type NatsHandle } from '../support/env';
-import { TENANT, health, publish, sampleConversation } from './projector-support';
-
-class CapturingLogger implements LoggerService {
-  readonly records: { level: string; message: unknown }[] = [];
-  log = (message: unknown) => this.records.push({ level: 'log', message });
-  error = (message: unknown) => this.records.push({ level: 'error', message });
-  warn = (message: unknown) => this.records.push({ level: 'warn', message });
-  fatal = (message: unknown) => this.records.push({ level: 'fatal', message });
-}
+import { CapturingLogger, TENANT, health, publish, sampleConversation } from './projector-support';
 
 /**
  * A fetch whose in-flight messages never arrive (the connection's NATS node

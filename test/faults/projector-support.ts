@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import { headers } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import {
@@ -24,6 +25,15 @@ import { ServiceProcess } from '../support/processes';
  */
 
 export { TENANT, TurnLog, conversationCreated };
+
+/** Every log record an in-process app writes, so a test can check what it reported. */
+export class CapturingLogger implements LoggerService {
+  readonly records: { level: string; message: unknown }[] = [];
+  log = (message: unknown) => this.records.push({ level: 'log', message });
+  error = (message: unknown) => this.records.push({ level: 'error', message });
+  warn = (message: unknown) => this.records.push({ level: 'warn', message });
+  fatal = (message: unknown) => this.records.push({ level: 'fatal', message });
+}
 
 /**
  * A conversation with a tool call, a steer delivered at the tool boundary, one
