@@ -26,6 +26,8 @@ export interface BatchOutcome {
   rejected: number;
   /** Conversations this batch stalled. */
   stalls: StallRow[];
+  /** Events of other partitions the batch walked past (set by the live projector). */
+  foreign?: number;
 }
 
 /** A fetched batch, decoded outside the transaction so the transaction holds its locks only for I/O. */
