@@ -14,6 +14,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, subjects } from '@steerline/contracts';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
 import { measureBigReads } from './big-read';
+import { capacityRows } from './capacity';
 import { measureIdleTurnMemory } from './memory';
 import { measurePartitions, partitionRows } from './partitions';
 import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
@@ -99,6 +100,8 @@ async function main(): Promise<void> {
     ];
     log('event streams at scale');
     rows.push(...watcherRows(await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log })));
+    log('capacity: engine throughput, bytes per event');
+    rows.push(...(await capacityRows({ natsUrl: NATS_URL, prefix, nc, pgServer: PG_SERVER })));
     const report = renderReport(rows, machine());
     console.log(report.table);
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));

@@ -67,14 +67,12 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
     return out;
   }
 
-  it('killing one NATS node and one engine mid-load leaves a clean audit and complete read models', async () => {
+  it('killing one NATS node, one engine, one gateway and one persistence instance in turn under load leaves a clean audit and complete read models', async () => {
     // Engines first: they create the stream at three replicas.
     const engines = [await service('engine', { STEERLINE_ENGINE_ID: 'engine-1' }), await service('engine', { STEERLINE_ENGINE_ID: 'engine-2' })];
-    await service('persistence');
-    await service('persistence');
+    const persistence = [await service('persistence'), await service('persistence')];
     const ports = [await freePort(), await freePort()];
-    await service('gateway', { PORT: String(ports[0]) });
-    await service('gateway', { PORT: String(ports[1]) });
+    const gateways = [await service('gateway', { PORT: String(ports[0]) }), await service('gateway', { PORT: String(ports[1]) })];
     const apis = ports.map((p) => client(`http://127.0.0.1:${p}`));
     nats = await openNats(prefix, cluster.url);
     expect((await nats.jsm.streams.info(nats.s.stream)).config.num_replicas).toBe(3);
@@ -85,26 +83,34 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
       const cid = (await api('POST', '/conversations')).body.id;
       const res = await api('POST', `/conversations/${cid}/turns`, {
         prompt: 'scale',
-        model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 1500 + (i % 5) * 400 } } }, { tool: { name: 'sleep', args: { ms: 800 } } }] },
+        // Long enough (≈ 6–8 s) to still be running when the last kill lands.
+        model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 2500 + (i % 5) * 400 } } }, { tool: { name: 'sleep', args: { ms: 2000 } } }, { tool: { name: 'sleep', args: { ms: 1500 } } }] },
         limits: { maxQueued: 50 },
       });
       expect(res.status).toBe(202);
       turns.push({ cid, tid: res.body.turnId });
     }
     const accepted: string[] = [];
+    // The gateways still up: clients of a killed one go to the other, as a load balancer would send them.
+    const up = [0, 1];
     const sendRound = async (round: number) => {
       await Promise.all(turns.map(async ({ tid }, i) => {
-        const res = await apis[(i + round) % 2]('POST', `/turns/${tid}/steers`, { text: `round ${round}` });
+        const res = await apis[up[(i + round) % up.length]]('POST', `/turns/${tid}/steers`, { text: `round ${round}` });
         if (res.status === 202 || res.status === 200) accepted.push(res.body.steerId);
         else expect([409, 503]).toContain(res.status);
       }));
     };
     await sendRound(0);
     await cluster.kill(2);
-    await engines[1].kill();
     await sendRound(1);
-    await pause(300);
+    await engines[1].kill();
     await sendRound(2);
+    await gateways[1].kill();
+    up.splice(1, 1);
+    await sendRound(3);
+    await persistence[1].kill();
+    await pause(300);
+    await sendRound(4);
 
     const tids = new Set(turns.map((t) => t.tid));
     let progress = '';
@@ -120,10 +126,11 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
     expect(checkInvariants(log, { requireSettled: true })).toEqual([]);
     // The killed engine's turns were adopted by the other one (durable turns), not failed.
     expect(log.filter((e) => e.event.type === 'TurnResumed').length).toBeGreaterThan(0);
+    expect(log.filter((e) => e.event.type === 'TurnFailed')).toEqual([]);
     const queuedInLog = new Set(log.flatMap((e) => (e.event.type === 'SteerQueued' ? [e.event.data.steerId] : [])));
     for (const id of accepted) expect(queuedInLog.has(id)).toBe(true);
 
-    // Read models are complete: every steer of the log, with its final status, through either gateway.
+    // Read models are complete: every steer of the log, with its final status, through the gateway still up.
     const status = new Map<string, string>();
     for (const { event } of log) {
       if (event.type === 'SteerQueued') status.set(event.data.steerId, 'queued');
@@ -133,8 +140,8 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
     let readProgress = '';
     await eventually(async () => {
       const seen = new Map<string, string>();
-      for (const [i, { cid }] of turns.entries()) {
-        const view = await apis[i % 2]('GET', `/conversations/${cid}`);
+      for (const { cid } of turns) {
+        const view = await apis[up[0]]('GET', `/conversations/${cid}`);
         if (view.status !== 200) return undefined;
         for (const s of view.body.steers) seen.set(s.id, s.status);
       }
@@ -142,7 +149,7 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
       readProgress = `${seen.size}/${status.size} steers in the read models, ${wrong} not (yet) at their final status`;
       return wrong === 0 && seen.size === status.size ? true : undefined;
     }, 90_000, 'the read models to hold every steer with its final status').catch((err: Error) => {
-      throw new Error(`${err.message}; ${readProgress}\n${services.filter((p) => p.app === 'persistence').map((p) => p.lines.filter((l) => /error|warn/i.test(l)).slice(-5).join('\n')).join('\n')}`);
+      throw new Error(`${err.message}; ${readProgress}\n${persistence.map((p) => p.lines.filter((l) => /error|warn/i.test(l)).slice(-5).join('\n')).join('\n')}`);
     });
-  }, 240_000);
+  }, 300_000);
 });

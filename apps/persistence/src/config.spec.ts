@@ -8,12 +8,19 @@ describe('persistence configuration', () => {
       prefix: 'steerline',
       streamReplicas: 1,
       partitions: 1,
+      metrics: { host: '127.0.0.1', port: 9102 },
     });
   });
 
   it('reads the partitions a new read-model generation is projected in', () => {
     expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '8' }).partitions).toBe(8);
     expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '' }).partitions).toBe(1);
+  });
+
+  it('serves /metrics on METRICS_PORT (0: a free port), or nowhere with off', () => {
+    expect(loadPersistenceConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ host: '0.0.0.0', port: 0 });
+    expect(loadPersistenceConfig({ METRICS_PORT: 'off' }).metrics).toBeUndefined();
+    expect(() => loadPersistenceConfig({ METRICS_PORT: '70000' })).toThrow(/invalid persistence configuration: METRICS_PORT/);
   });
 
   it('reads the stream’s replicas, as the engine does, so whichever starts first creates the same stream', () => {

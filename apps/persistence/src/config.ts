@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_PREFIX } from '@steerline/contracts';
+import { DEFAULT_PREFIX, METRICS_PORTS, metricsEnv, metricsListen, type MetricsListen } from '@steerline/contracts';
 
 /** Injection token for the validated configuration. */
 export const PERSISTENCE_CONFIG = Symbol('PERSISTENCE_CONFIG');
@@ -23,6 +23,8 @@ export interface PersistenceConfig {
    * before it acks, the window in which a crash must change nothing.
    */
   fault?: 'exit_after_commit';
+  /** Where main.ts serves `/metrics` (METRICS_PORT, METRICS_HOST); absent: nowhere. */
+  metrics?: MetricsListen;
 }
 
 // An empty variable counts as unset, so `DATABASE_URL= npm start` means "use the default".
@@ -59,6 +61,7 @@ const EnvSchema = z.object({
   STEERLINE_STREAM_REPLICAS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(5).default(1)),
   STEERLINE_PARTITIONS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(64).default(DEFAULT_PARTITIONS)),
   STEERLINE_FAULT: z.preprocess(unsetIfEmpty, z.enum(['exit_after_commit']).optional()),
+  ...metricsEnv(METRICS_PORTS.persistence),
 });
 
 /** Reads and validates the configuration; throws an error naming every bad variable. */
@@ -69,6 +72,7 @@ export function loadPersistenceConfig(env: Record<string, string | undefined> = 
     throw new Error(`invalid persistence configuration: ${problems}`);
   }
   const { NATS_URL, DATABASE_URL, STEERLINE_PREFIX, STEERLINE_STREAM_REPLICAS, STEERLINE_PARTITIONS, STEERLINE_FAULT } = parsed.data;
+  const metrics = metricsListen(parsed.data);
   return {
     natsUrl: NATS_URL,
     databaseUrl: DATABASE_URL,
@@ -76,6 +80,7 @@ export function loadPersistenceConfig(env: Record<string, string | undefined> = 
     streamReplicas: STEERLINE_STREAM_REPLICAS,
     partitions: STEERLINE_PARTITIONS,
     ...(STEERLINE_FAULT && { fault: STEERLINE_FAULT }),
+    ...(metrics && { metrics }),
   };
 }
 

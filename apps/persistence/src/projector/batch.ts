@@ -4,7 +4,7 @@ import { decodeEvent, parseEventSubject, type SteerlineEvent } from '@steerline/
 import type { StallRow } from '../read-models/rows';
 import { applyEvent, type ApplyOutcome } from '../read-models/working-set';
 import { loadWorkingSet, lockCheckpoint, saveWorkingSet } from '../read-models/store';
-import type { DeadLetters, RejectedMessage } from './dead-letters';
+import type { DeadLetters, RejectedMessage, RejectReason } from './dead-letters';
 
 /** A message as fetched from the stream, before decoding. */
 export interface LogMessage {
@@ -24,6 +24,8 @@ export interface BatchOutcome {
   duplicates: number;
   /** Dead-lettered: undecodable, orphaned, or parked behind a stall. */
   rejected: number;
+  /** The same, by reason. */
+  rejectedBy: Partial<Record<RejectReason, number>>;
   /** Conversations this batch stalled. */
   stalls: StallRow[];
   /** Events of other partitions the batch walked past (set by the live projector). */
@@ -90,7 +92,9 @@ export async function projectBatch(db: EntityManager, checkpointNames: readonly 
   const checkpoint = Math.max(stored, batch.lastSeq);
   await saveWorkingSet(db, ws, checkpoint > stored ? checkpointNames.map((name) => ({ name, streamSeq: checkpoint })) : []);
   await deadLetters.record(db, rejected);
-  return { checkpoint, redelivered, applied: counts.applied, duplicates: counts.duplicate, rejected: rejected.length, stalls };
+  const rejectedBy: BatchOutcome['rejectedBy'] = {};
+  for (const r of rejected) rejectedBy[r.reason] = (rejectedBy[r.reason] ?? 0) + 1;
+  return { checkpoint, redelivered, applied: counts.applied, duplicates: counts.duplicate, rejected: rejected.length, rejectedBy, stalls };
 }
 
 /** Decodes one message and checks it was appended where its envelope says it belongs. */
