@@ -14,7 +14,7 @@ export async function spawnApp(app: 'engine' | 'gateway' | 'persistence', env: R
   const exitWithParent = join(DIST, '../scripts/lib/exit-with-parent.cjs');
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   const child = spawn(process.execPath, [...profile, '--require', exitWithParent, entry], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const tail: string[] = [];

@@ -57,6 +57,8 @@ interface Tail {
   stored?: Subscription;
   /** Only while a watcher is here: listeners need no live output. */
   live?: Subscription;
+  /** The highest stream sequence handed to the members. */
+  latest: number;
   /** Resolves once the server has the subscriptions, so nothing stored after it is missed. */
   ready: Promise<void>;
 }
@@ -133,7 +135,7 @@ export class ConversationTails implements OnModuleDestroy {
     const key = `${tenantId}.${conversationId}`;
     const existing = this.tails.get(key);
     if (existing) return existing;
-    const created: Tail = { members: new Set(), listeners: new Map(), rechecks: [], reads: new Map(), ready: Promise.resolve() };
+    const created: Tail = { members: new Set(), listeners: new Map(), rechecks: [], reads: new Map(), latest: 0, ready: Promise.resolve() };
     const onStored = (msg: Msg) => {
       for (const heard of [...created.listeners.keys()]) heard(msg);
       if (created.members.size === 0) return;
@@ -170,6 +172,11 @@ export class ConversationTails implements OnModuleDestroy {
       throw err;
     }
     return leave;
+  }
+
+  /** The highest stream sequence of the conversation this gateway's subscription has handed out (0: none, or not watched here). */
+  latest(tenantId: string, conversationId: string): number {
+    return this.tails.get(`${tenantId}.${conversationId}`)?.latest ?? 0;
   }
 
   /**
@@ -256,6 +263,7 @@ function fanOutStored(tail: Tail, msg: Msg): void {
   const stored = { seq, last, frame: sseEvent(seq, type, msg.string()) };
   // It is the first event after its predecessor: a watcher replaying from there needs no read.
   keep(tail, last + 1, Promise.resolve({ seq, frame: stored.frame }));
+  tail.latest = Math.max(tail.latest, seq);
   for (const m of [...members]) m.onStored(stored);
 }
 
