@@ -35,6 +35,8 @@ export interface RateLimit {
   burst: number;
   /** How long a call to the shared store (NATS KV) may take before the gateway fails open to its own bucket. */
   storeTimeoutMs?: number;
+  /** Replicas of the shared store's KV bucket when this gateway makes it (STEERLINE_STREAM_REPLICAS). */
+  storeReplicas?: number;
 }
 
 export const GATEWAY_CONFIG = Symbol('GatewayConfig');
@@ -73,6 +75,7 @@ const EnvSchema = z.object({
   STEERLINE_RATE_LIMIT: number('a number of requests per second (0 turns the limit off)', '100', (n) => n >= 0),
   STEERLINE_RATE_BURST: number('a positive number of requests', '', (n) => n >= 1),
   STEERLINE_RATE_LIMIT_TIMEOUT_MS: number('an integer from 10 to 10000', '250', (n) => Number.isInteger(n) && n >= 10 && n <= 10_000),
+  STEERLINE_STREAM_REPLICAS: number('an integer from 1 to 5', '1', (n) => Number.isInteger(n) && n >= 1 && n <= 5),
   STEERLINE_CONSOLE_DIR: z.string().trim().min(1, 'must not be empty').optional(),
   STEERLINE_SSE_HEARTBEAT_MS: number('an integer from 100 to 300000', '15000', (n) => Number.isInteger(n) && n >= 100 && n <= 300_000),
   STEERLINE_SSE_MAX_STREAMS: number('a positive integer', '20000', (n) => Number.isInteger(n) && n >= 1),
@@ -122,7 +125,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string
   const perSecond = e.STEERLINE_RATE_LIMIT ?? 0;
   // Without an explicit burst, two seconds' worth: room for a page that fires a few calls at once.
   const rateLimit =
-    perSecond > 0 ? { perSecond, burst: e.STEERLINE_RATE_BURST ?? Math.max(1, Math.ceil(perSecond * 2)), storeTimeoutMs: e.STEERLINE_RATE_LIMIT_TIMEOUT_MS ?? 250 } : undefined;
+    perSecond > 0 ? { perSecond, burst: e.STEERLINE_RATE_BURST ?? Math.max(1, Math.ceil(perSecond * 2)), storeTimeoutMs: e.STEERLINE_RATE_LIMIT_TIMEOUT_MS ?? 250, storeReplicas: e.STEERLINE_STREAM_REPLICAS ?? 1 } : undefined;
   return {
     natsUrl: e.NATS_URL,
     prefix: e.STEERLINE_PREFIX,

@@ -42,6 +42,7 @@ export class BucketStore {
     private readonly name: string,
     private readonly ttlMs: number,
     private readonly timeoutMs: number,
+    private readonly replicas = 1,
   ) {}
 
   async read(caller: string): Promise<Versioned> {
@@ -76,7 +77,7 @@ export class BucketStore {
   /** Made (or bound) once; a failed attempt is retried on the next call. */
   private open(): Promise<KV> {
     this.kv ??= new Kvm(jetstream(this.nc, { timeout: this.timeoutMs }))
-      .create(this.name, { history: 1, ttl: this.ttlMs })
+      .create(this.name, { history: 1, ttl: this.ttlMs, replicas: this.replicas })
       .catch((err: unknown) => {
         this.kv = undefined;
         throw err;

@@ -18,7 +18,7 @@ export function rateLimiterProvider(limit: RateLimit): Provider {
     useFactory: (nc: NatsConnection, s: Subjects, metrics: GatewayMetrics) => {
       const log = new Logger('rate-limit');
       const ttlMs = Math.max(MIN_TTL_MS, Math.ceil((2 * limit.burst * 1000) / limit.perSecond));
-      const store = new BucketStore(nc, s.rateLimitsBucket, ttlMs, limit.storeTimeoutMs ?? 250);
+      const store = new BucketStore(nc, s.rateLimitsBucket, ttlMs, limit.storeTimeoutMs ?? 250, limit.storeReplicas ?? 1);
       const report = { storeFailed: () => metrics.rateLimitStoreFailures.inc(), failedOpen: () => metrics.rateLimitFailedOpen.inc() };
       return new SharedRateLimiter(limit, store, report, (message, fields) => log.warn(message, fields));
     },
