@@ -9,6 +9,8 @@ const SETTLEMENTS: ReadonlySet<string> = new Set(STEER_SETTLEMENTS);
 // A steer settles once, but a client may reuse its steerId in another turn;
 // keeping a few early settlements lets `wait` pick the one of the right turn.
 const EARLY_KEPT = 4;
+/** How long a wait's subscription may take to be live before the steer is sent without it (its rechecks still find the settlement). */
+const LISTEN_WAIT_MS = 2_000;
 
 /** The steer waited for, and where its settlement will be appended (its conversation, or its turn's). */
 export interface SettleScope extends InterestScope {
@@ -63,8 +65,8 @@ export class ReceiptWaiter implements OnModuleDestroy {
 
   /**
    * Registers interest in the steer's settlement and resolves once it is
-   * listened for. Should NATS not take the subscription, the wait still ends
-   * through its caller's read-model rechecks.
+   * listened for. Should NATS not take the subscription (within
+   * LISTEN_WAIT_MS), the wait still ends through its caller's read-model rechecks.
    */
   async register(scope: SettleScope): Promise<SettleWait> {
     const key = scope.steerId.toLowerCase();
@@ -79,13 +81,17 @@ export class ReceiptWaiter implements OnModuleDestroy {
     const set = this.waiters.get(key) ?? new Set<Registration>();
     set.add(registration);
     this.waiters.set(key, set);
-    try {
-      const listening = await this.interest.listen(scope, this.heard);
-      if (registration.isDone) listening();
-      else leave = listening;
-    } catch (err) {
-      this.log.warn('could not listen for a steer settlement; its wait relies on the read model', { steerId: scope.steerId, error: (err as Error)?.message });
-    }
+    const listening = this.interest.listen(scope, this.heard).then(
+      (stop) => {
+        if (registration.isDone) stop();
+        else leave = stop;
+      },
+      (err: unknown) => this.log.warn('could not listen for a steer settlement; its wait relies on the read model', { steerId: scope.steerId, error: (err as Error)?.message }),
+    );
+    // A connection away from NATS holds the subscription's flush: the steer goes on without it after a while.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([listening, new Promise((resolve) => (timer = setTimeout(resolve, LISTEN_WAIT_MS)))]);
+    clearTimeout(timer);
     return registration;
   }
 
