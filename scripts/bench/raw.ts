@@ -1,11 +1,16 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import readline from 'node:readline';
 import { Client } from 'pg';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '@steerline/contracts';
-import { median, percentile, timeEach } from './stats';
+import { stop } from './processes';
+import { concurrently, median, percentile, timeEach } from './stats';
 
 /** The physical floor on this machine, measured in the same run as Steerline's figures. */
 export interface RawBaselines {
+  /** The gateway's own `GET /healthz` (Nest, its middleware and Express): not a floor, the framework's share. */
   httpMs: { p50: number; p99: number };
   natsRequestMs: { p50: number; p99: number };
   jsAckMs: { p50: number; p99: number };
@@ -14,7 +19,7 @@ export interface RawBaselines {
 }
 
 export async function measureRaw(opts: { gatewayUrl: string; natsUrl: string; prefix: string; databaseUrl: string }): Promise<RawBaselines> {
-  const http = await timeEach(2000, () => fetch(`${opts.gatewayUrl}/healthz`).then((r) => r.arrayBuffer()));
+  const http = await timeEach(2000, () => get(`${opts.gatewayUrl}/healthz`));
 
   const responder = await connectNats(opts.natsUrl, 'bench-responder');
   const nc = await connectNats(opts.natsUrl, 'bench-requester');
@@ -85,4 +90,68 @@ export async function measurePostgres(databaseUrl: string): Promise<number> {
   } finally {
     await db.end();
   }
+}
+
+const get = (url: string) => fetch(url).then((r) => r.arrayBuffer());
+const STEER_BODY = JSON.stringify({ text: 'a steer of ordinary length, about sixty characters' });
+const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: STEER_BODY }).then((r) => r.arrayBuffer());
+
+/** What a steer cannot go below, measured from this process against bare servers in others (floor.ts). */
+export interface Floors {
+  /** A bare node:http keep-alive round trip. */
+  bareHttpMs: { p50: number; p99: number };
+  /** Bare HTTP server → one core NATS request → bare responder → one JetStream publish, ack awaited → reply. */
+  pipelineMs: { p50: number; p99: number };
+  /** The same with 64 concurrent clients. */
+  pipelineConcurrent: { p50: number; p99: number; perSecond: number };
+}
+
+/**
+ * The floors of a steer, with the same client (fetch, keep-alive) and counts as the
+ * steer figures: 1 500 warm-up requests, 1 000 measured in a row, then 64 clients × 40.
+ */
+export async function measureFloors(opts: { natsUrl: string; prefix: string; nc: NatsConnection }): Promise<Floors> {
+  const jsm = await jetstreamManager(opts.nc);
+  const stream = `${opts.prefix.toUpperCase()}_FLOOR`;
+  const log = `${opts.prefix}.floorlog`;
+  await jsm.streams.add({ name: stream, subjects: [`${log}.>`], storage: 'file' as never });
+  const env = { NATS_URL: opts.natsUrl, FLOOR_SUBJECT: `${opts.prefix}.floor.steer`, FLOOR_LOG: log };
+  const children: ChildProcess[] = [];
+  const start = async (role: string) => {
+    const { child, ready } = await spawnFloor(role, env);
+    children.push(child);
+    return String(ready.url ?? '');
+  };
+  try {
+    const bare = await start('http');
+    await timeEach(1500, () => get(bare));
+    const bareHttp = await timeEach(1000, () => get(bare));
+    await start('responder');
+    const pipeline = await start('pipeline');
+    await timeEach(1500, () => post(pipeline));
+    const sequential = await timeEach(1000, () => post(pipeline));
+    const concurrent = await concurrently(64, 40, () => post(pipeline));
+    return {
+      bareHttpMs: { p50: median(bareHttp), p99: percentile(bareHttp, 99) },
+      pipelineMs: { p50: median(sequential), p99: percentile(sequential, 99) },
+      pipelineConcurrent: concurrent,
+    };
+  } finally {
+    for (const child of children.reverse()) await stop(child);
+    await jsm.streams.delete(stream).catch(() => undefined);
+  }
+}
+
+function spawnFloor(role: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
+  const exitWithParent = join(__dirname, '../../../scripts/lib/exit-with-parent.cjs');
+  const child = spawn(process.execPath, ['--require', exitWithParent, join(__dirname, 'floor.js'), role], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`floor ${role} was not ready in 30 s`)), 30_000);
+    child.once('exit', (code) => reject(new Error(`floor ${role} exited (${code}) before it was ready`)));
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (!line.includes('floor ready')) return;
+      clearTimeout(timer);
+      resolve({ child, ready: JSON.parse(line) as Record<string, unknown> });
+    });
+  });
 }

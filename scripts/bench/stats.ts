@@ -33,6 +33,26 @@ export async function pool<T>(tasks: (() => Promise<T>)[], limit: number): Promi
   return out;
 }
 
+/**
+ * `clients` concurrent clients, each calling `fn` `each` times in a row:
+ * every call's latency (ms) and the calls completed per second overall.
+ */
+export async function concurrently(clients: number, each: number, fn: (client: number, i: number) => Promise<unknown>) {
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      for (let i = 0; i < each; i++) {
+        const s = performance.now();
+        await fn(c, i);
+        latencies.push(performance.now() - s);
+      }
+    }),
+  );
+  const perSecond = latencies.length / ((performance.now() - t0) / 1000);
+  return { p50: median(latencies), p99: percentile(latencies, 99), perSecond };
+}
+
 export function rssMiB(pid: number): number {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const status: string = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8');
