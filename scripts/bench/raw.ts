@@ -92,9 +92,9 @@ export async function measurePostgres(databaseUrl: string): Promise<number> {
   }
 }
 
-const get = (url: string) => fetch(url).then((r) => r.arrayBuffer());
-const STEER_BODY = JSON.stringify({ text: 'a steer of ordinary length, about sixty characters' });
-const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: STEER_BODY }).then((r) => r.arrayBuffer());
+export const get = (url: string) => fetch(url).then((r) => r.arrayBuffer());
+export const STEER_BODY = JSON.stringify({ text: 'a steer of ordinary length, about sixty characters' });
+export const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: STEER_BODY }).then((r) => r.arrayBuffer());
 
 /** What a steer cannot go below, measured from this process against bare servers in others (floor.ts). */
 export interface Floors {
@@ -142,7 +142,7 @@ export async function measureFloors(opts: { natsUrl: string; prefix: string; nc:
   }
 }
 
-function spawnFloor(role: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
+export function spawnFloor(role: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
   const exitWithParent = join(__dirname, '../../../scripts/lib/exit-with-parent.cjs');
   const child = spawn(process.execPath, ['--require', exitWithParent, join(__dirname, 'floor.js'), role], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
