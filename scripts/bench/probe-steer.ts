@@ -13,7 +13,8 @@
  * /proc/<pid>/stat — CPU time, unlike wall time, hardly moves with the machine's load.
  * `BENCH_PROFILE=<dir>` writes each app's CPU profile there (profile-summary.ts reads them);
  * `PROBE_ONLY=<words>` runs only the paths whose name contains them; `PROBE_B_ENV="NAME=value,…"`
- * starts a second gateway with those variables and interleaves its paths with the first's.
+ * starts a second gateway with those variables, `PROBE_B_DIST=<dir>` one from another build's dist/
+ * (e.g. a checkout of the code before a change), and interleaves its paths with the first's.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -62,7 +63,8 @@ async function main() {
     children.push(engine.child, gateway.child);
     // PROBE_B_ENV="NAME=value,…": a second gateway with these variables, its paths interleaved with the first's (an A/B).
     const bEnv = Object.fromEntries((process.env.PROBE_B_ENV ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
-    const gatewayB = process.env.PROBE_B_ENV ? await spawnApp('gateway', { ...env, ...bEnv }) : undefined;
+    // PROBE_B_DIST=<another build's dist>: the second gateway is that build's (e.g. the code before a change).
+    const gatewayB = process.env.PROBE_B_ENV || process.env.PROBE_B_DIST ? await spawnApp('gateway', { ...env, ...bEnv }, process.env.PROBE_B_DIST) : undefined;
     if (gatewayB) children.push(gatewayB.child);
     await jsm.streams.add({ name: floorStream, subjects: [`${prefix}.floorlog.>`], storage: 'file' as never });
     const floorEnv = { NATS_URL, FLOOR_SUBJECT: `${prefix}.floor.steer`, FLOOR_LOG: `${prefix}.floorlog` };
