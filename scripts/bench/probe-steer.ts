@@ -19,6 +19,7 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, request, subjects } from '@steerline/contracts';
 import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
@@ -64,7 +65,7 @@ async function main() {
     // PROBE_B_ENV="NAME=value,…": a second gateway with these variables, its paths interleaved with the first's (an A/B).
     const bEnv = Object.fromEntries((process.env.PROBE_B_ENV ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
     // PROBE_B_DIST=<another build's dist>: the second gateway is that build's (e.g. the code before a change).
-    const gatewayB = process.env.PROBE_B_ENV || process.env.PROBE_B_DIST ? await spawnApp('gateway', { ...env, ...bEnv }, process.env.PROBE_B_DIST) : undefined;
+    const gatewayB = process.env.PROBE_B_ENV || process.env.PROBE_B_DIST ? await spawnApp('gateway', { ...env, ...bEnv }, process.env.PROBE_B_DIST && join(process.env.PROBE_B_DIST, 'apps/gateway/src/main.js')) : undefined;
     if (gatewayB) children.push(gatewayB.child);
     await jsm.streams.add({ name: floorStream, subjects: [`${prefix}.floorlog.>`], storage: 'file' as never });
     const floorEnv = { NATS_URL, FLOOR_SUBJECT: `${prefix}.floor.steer`, FLOOR_LOG: `${prefix}.floorlog` };

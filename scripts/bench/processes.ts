@@ -8,13 +8,13 @@ import { subjects } from '@steerline/contracts';
 
 const DIST = join(__dirname, '../..');
 
-/** One app of dist/ (or of another build's `dist`) as its own process; resolves once it logs that it is ready. */
-export async function spawnApp(app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>, dist = DIST): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
+/** One app of dist/ as its own process; resolves once it logs that it is ready. */
+export async function spawnApp(app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>, entry = join(DIST, `apps/${app}/src/main.js`)): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
   // Like `npm start`'s apps, it stops by itself when the bench dies without stopping it.
-  const exitWithParent = join(dist, '../scripts/lib/exit-with-parent.cjs');
+  const exitWithParent = join(DIST, '../scripts/lib/exit-with-parent.cjs');
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, '--require', exitWithParent, join(dist, `apps/${app}/src/main.js`)], {
-    env: { ...process.env, ...env },
+  const child = spawn(process.execPath, [...profile, '--require', exitWithParent, entry], {
+    env: { ...process.env, METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const tail: string[] = [];

@@ -22,7 +22,7 @@ interface Profile {
 
 // Which part of a request a package or file is: the order matters (first match wins).
 const LAYERS: [RegExp, string][] = [
-  [/\/(express|router|body-parser|raw-body|finalhandler|send|serve-static|path-to-regexp|qs|type-is|accepts|content-type|mime-types|on-finished|parseurl)\//, 'HTTP framework (Express)'],
+  [/\/(express|router|body-parser|raw-body|finalhandler|serve-static|type-is|accepts|on-finished|parseurl)\//, 'HTTP framework (Express)'],
   [/\/(fastify|@fastify\/[^/]+|find-my-way|light-my-request|avvio|fast-json-stringify|secure-json-parse|fast-querystring|@nestjs\/platform-fastify)\//, 'HTTP framework (Fastify)'],
   [/\/@nestjs\/platform-express\//, 'HTTP framework (Express)'],
   [/\/(@nestjs\/core|@nestjs\/common|rxjs|reflect-metadata)\//, 'Nest (routing, guards, pipes, interceptors)'],
