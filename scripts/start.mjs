@@ -16,10 +16,13 @@
 //   STEERLINE_PG_PORT          where to look for PostgreSQL when DATABASE_URL is unset (5432)
 //   STEERLINE_STOP_TIMEOUT_MS  how long an app gets to stop after SIGTERM before SIGKILL (20000;
 //                              longer than the apps' own 15 s shutdown limits)
+//   METRICS_PORT               the engine's /metrics port, persistence's is the next (9101, 9102;
+//                              0: free ports, off: none; lib/metrics-ports.mjs)
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { metricsLines, metricsPorts, refuseBusyMetricsPorts } from './lib/metrics-ports.mjs';
 import { ensureNats } from './lib/nats.mjs';
 import { createOutput, UserError } from './lib/output.mjs';
 import { ensurePostgres } from './lib/postgres.mjs';
@@ -44,6 +47,7 @@ const env = process.env;
 const stopTimeoutMs = Number(env.STEERLINE_STOP_TIMEOUT_MS || 20_000);
 const defaultGatewayUrl = `http://${env.HOST || '127.0.0.1'}:${env.PORT || 3000}`;
 const output = createOutput(SERVICES.map((service) => service.name));
+let metrics = {}; // each app's METRICS_PORT (lib/metrics-ports.mjs)
 
 const servers = new StartedServers(); // nats-server, initdb, postgres: whatever this run started
 const services = []; // Supervised
@@ -87,7 +91,7 @@ function startServices(childEnv) {
       command: process.execPath,
       args: ['--enable-source-maps', '--require', exitWithParent, path.join(root, spec.entry)],
       cwd: root,
-      env: childEnv,
+      env: metrics[spec.name] ? { ...childEnv, METRICS_PORT: metrics[spec.name] } : childEnv,
       isReady: (record) => messageOf(record).includes(`${spec.name} ready`),
       output,
     });
@@ -133,6 +137,8 @@ async function main() {
     throw new UserError(`${missing.map((spec) => spec.entry).join(', ')} not built: run npm run build (npm start does).`);
   }
   await refuseBusyGatewayPort();
+  metrics = metricsPorts(env);
+  await refuseBusyMetricsPorts(env, metrics);
   startup = startInfrastructure();
   const urls = await startup;
   if (stopping) return;
@@ -142,7 +148,7 @@ async function main() {
   if (stopping) return;
   const gateway = records[SERVICES.findIndex((spec) => spec.announcesUrl)];
   const url = typeof gateway?.url === 'string' ? gateway.url : (gateway?.message?.url ?? defaultGatewayUrl);
-  process.stdout.write(`\nSteerline is ready: ${url}\nThe console: ${url.replace(/\/+$/, '')}/console\n\n`);
+  process.stdout.write(`\nSteerline is ready: ${url}\nThe console: ${url.replace(/\/+$/, '')}/console\n${metricsLines(env, metrics, url)}\n\n`);
 }
 
 /** A second `npm start` would otherwise crash-loop its gateway on EADDRINUSE. */

@@ -14,7 +14,9 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, subjects } from '@steerline/contracts';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
 import { measureBigReads } from './big-read';
+import { capacityRows } from './capacity';
 import { measureIdleTurnMemory } from './memory';
+import { measurePartitions, partitionRows } from './partitions';
 import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
 import { measureFloors, measureRaw } from './raw';
 import { ratioIs, renderReport, type Row } from './report';
@@ -65,6 +67,8 @@ async function main(): Promise<void> {
       projectorEventsPerSecond: median(rounds.map((r) => r.projectorEventsPerSecond)),
       rawInsertRowsPerSecond: median(rounds.map((r) => r.rawInsertRowsPerSecond)),
     };
+    log('partitioned projection');
+    const partitioned = await measurePartitions({ natsUrl: NATS_URL, pgServer: PG_SERVER, nc, log });
     log('rebuild');
     const rebuild = await timeRebuild(env, nc, prefix);
     log('reading big conversations');
@@ -78,6 +82,7 @@ async function main(): Promise<void> {
       // What delivering a batch of steers adds to a boundary: the target is about this.
       ...[1, 5].map((k): Row => ({ group: 'steerline', name: `added by delivering ${k} steer(s) (${k} queued − 0 queued)`, value: boundary[k] - boundary[0], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack', target: ratioIs('≤', 1, '≤ 1 ack per batch') })),
       { group: 'steerline', name: 'projector throughput', value: projector.projectorEventsPerSecond, unit: 'events/s', floor: projector.rawInsertRowsPerSecond, floorName: 'raw batched INSERT of the same payloads', target: '≥ 0.5×' },
+      ...partitionRows(partitioned),
       { group: 'steerline', name: 'end-to-end lag, steer accepted → visible in the read model, p50', value: lag.p50, unit: 'ms' },
       { group: 'steerline', name: 'end-to-end lag, p99', value: lag.p99, unit: 'ms' },
       { group: 'steerline', name: `rebuild (${rebuild.events} events: replay and switch)`, value: rebuild.eventsPerSecond, unit: 'events/s', floor: projector.rawInsertRowsPerSecond, floorName: 'raw batched INSERT' },
@@ -89,6 +94,8 @@ async function main(): Promise<void> {
     ];
     log('event streams at scale');
     rows.push(...watcherRows(await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log })));
+    log('capacity: engine throughput, bytes per event');
+    rows.push(...(await capacityRows({ natsUrl: NATS_URL, prefix, nc, pgServer: PG_SERVER })));
     const report = renderReport(rows, machine());
     console.log(report.table);
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));

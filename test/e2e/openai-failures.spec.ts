@@ -106,6 +106,19 @@ describe('the openai provider when the endpoint fails', () => {
     expect(second.body).toEqual(first.body);
   });
 
+  it('a stream that goes silent mid-answer is abandoned after the attempt’s timeout and the answer asked again', async () => {
+    fake.answer({ text: 'half of an answer that never ends', stallAfter: 3 }, { text: 'the whole answer' });
+    const prompt = 'Answer, then stop mid-sentence';
+    const tid = await startTurn(prompt);
+    const events = await ended(tid);
+    expect(events.at(-1)!.event).toMatchObject({ type: 'TurnCompleted', data: { text: 'the whole answer' } });
+    const [first, second] = requestsFor(prompt);
+    expect(first.abortedAt).toBeDefined();
+    expect(second.body).toEqual(first.body);
+    // Nothing of the broken answer is recorded.
+    expect(ofType(events, 'ModelResponded').map((e) => e.event.data)).toEqual([expect.objectContaining({ text: 'the whole answer' })]);
+  });
+
   it('without an API key configured, no Authorization header is sent', async () => {
     fake.answer({ text: 'hi' });
     const prompt = 'Talk to a local server';

@@ -1,42 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import readline from 'node:readline';
 import { isTerminalTurnEvent } from '@steerline/contracts';
-import { createTestDatabase, eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
-import { freePort } from '../support/processes';
-
-const ROOT = join(__dirname, '../..');
+import { eventually } from '../support/env';
+import { npmStartSuite } from '../support/npm-start';
 
 /** Durable turns under `npm start`: Ctrl-C (SIGTERM) in the middle of a turn, start again, the turn goes on. */
 describe('npm start stopped and started again', () => {
-  let nats: NatsHandle;
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let env: Record<string, string>;
-  const running: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    const prefix = uniquePrefix();
-    db = await createTestDatabase();
-    nats = await openNats(prefix);
-    env = { ...process.env, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, PORT: String(await freePort()) } as Record<string, string>;
-  });
-  afterAll(async () => {
-    for (const p of running) if (p.exitCode === null) p.kill('SIGKILL');
-    await nats.close();
-    await db.drop();
-  });
+  const suite = npmStartSuite();
 
   async function start(): Promise<{ url: string; stop(): Promise<number | null> }> {
-    const lines: string[] = [];
-    const supervisor = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    running.push(supervisor);
-    for (const stream of [supervisor.stdout!, supervisor.stderr!]) readline.createInterface({ input: stream }).on('line', (l) => lines.push(l));
+    const { child, lines, exited } = suite.run();
     const url = await eventually(() => lines.map((l) => /Steerline is ready: (\S+)/.exec(l)?.[1]).find(Boolean), 60_000, 'Steerline is ready');
     return {
       url,
       stop() {
-        const exited = new Promise<number | null>((r) => supervisor.once('exit', (code) => r(code)));
-        supervisor.kill('SIGTERM');
+        child.kill('SIGTERM');
         return exited;
       },
     };
@@ -51,13 +27,13 @@ describe('npm start stopped and started again', () => {
       prompt: 'survive a restart',
       model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 2500 } } }, { text: 'done' }] },
     });
-    await eventually(async () => ((await nats.readAll()).some((e) => e.event.type === 'ToolCallStarted') ? true : undefined), 20_000, 'the tool to start');
+    await eventually(async () => ((await suite.nats.readAll()).some((e) => e.event.type === 'ToolCallStarted') ? true : undefined), 20_000, 'the tool to start');
     const { steerId } = await post(first.url, `/turns/${turnId}/steers`, { text: 'keep going after the restart' });
     expect(await first.stop()).toBe(0);
 
     const second = await start();
     const events = await eventually(async () => {
-      const all = (await nats.readAll()).filter((e) => e.event.turnId === turnId);
+      const all = (await suite.nats.readAll()).filter((e) => e.event.turnId === turnId);
       return all.some((e) => isTerminalTurnEvent(e.event)) ? all : undefined;
     }, 60_000, 'the turn to end after the restart');
     expect(events.at(-1)!.event.type).toBe('TurnCompleted');

@@ -19,7 +19,7 @@ describe('npm start supervises its three services', () => {
     const port = await freePort();
     supervisor = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs')], {
       cwd: ROOT,
-      env: { ...process.env, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, PORT: String(port), STEERLINE_ENGINE_LEASE_MS: '1500' },
+      env: { ...process.env, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, PORT: String(port), METRICS_PORT: '0', STEERLINE_ENGINE_LEASE_MS: '1500' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     for (const stream of [supervisor.stdout!, supervisor.stderr!]) readline.createInterface({ input: stream }).on('line', (l) => lines.push(l));

@@ -12,6 +12,8 @@ export type FakeAnswer =
       cutAfter?: number;
       /** Streamed answers only: pause between chunks. */
       chunkDelayMs?: number;
+      /** Streamed answers only: after this many chunks the stream goes silent, its connection left open. */
+      stallAfter?: number;
     }
   /** An HTTP error status with an OpenAI-style error body. */
   | { status: number; message?: string; delayMs?: number; headers?: Record<string, string> }
@@ -128,6 +130,7 @@ async function streamReply(res: ServerResponse, answer: FakeAnswer, model: strin
   const pause = 'chunkDelayMs' in answer ? answer.chunkDelayMs : undefined;
   for (const [i, chunk] of chunks.entries()) {
     if (cutAfter !== undefined && i >= cutAfter) return void res.socket?.destroy();
+    if ('stallAfter' in answer && answer.stallAfter !== undefined && i >= answer.stallAfter) return;
     if (res.destroyed) return;
     res.write(`data: ${JSON.stringify(chunk)}\n\n`);
     if (pause) await new Promise((r) => setTimeout(r, pause));

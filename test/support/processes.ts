@@ -18,7 +18,8 @@ export class ServiceProcess {
     if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` (npm test does)`);
     // Like `npm start`'s apps, it stops by itself when the test process dies without stopping it.
     const exitWithParent = join(ROOT, 'scripts/lib/exit-with-parent.cjs');
-    this.child = spawn(process.execPath, ['--require', exitWithParent, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // METRICS_PORT 0: a free port, so several engines or persistence instances of one test do not collide.
+    this.child = spawn(process.execPath, ['--require', exitWithParent, entry], { env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       readline.createInterface({ input: stream }).on('line', (line) => this.lines.push(line));

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, uuidv7 } from '@steerline/contracts';
+import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, METRICS_PORTS, metricsEnv, metricsListen, uuidv7, type MetricsListen } from '@steerline/contracts';
 import type { AnthropicConfig } from './models/anthropic/anthropic.model';
 import type { OpenAIConfig } from './models/openai/openai.model';
 import type { RemoteToolOptions } from './tools/remote/remote-tool.directory';
@@ -41,6 +41,7 @@ const EngineEnv = z.object({
   STEERLINE_MCP_CONFIG: optional(z.string()),
   /** Bound on one tool output or model answer, in UTF-8 bytes; more is cut with a visible marker. */
   STEERLINE_MAX_OUTPUT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(MAX_OUTPUT_BYTES_DEFAULT),
+  ...metricsEnv(METRICS_PORTS.engine),
 });
 
 export interface EngineConfig {
@@ -61,6 +62,8 @@ export interface EngineConfig {
   mcp?: { servers: McpServerConfig[] } & Partial<McpToolOptions>;
   /** Bound on one tool output or model answer (UTF-8 bytes); never more than NATS's max_payload allows. Absent: the default. */
   maxOutputBytes?: number;
+  /** Where main.ts serves `/metrics` (METRICS_PORT, METRICS_HOST); absent: nowhere. */
+  metrics?: MetricsListen;
 }
 
 /** Reads the engine's configuration; a bad variable stops start-up with its name. */
@@ -102,5 +105,6 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     remoteTools: { callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS, discoveryIntervalMs: e.STEERLINE_TOOL_DISCOVERY_MS },
     ...(mcpServers ? { mcp: { servers: mcpServers, callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS } } : {}),
     maxOutputBytes: e.STEERLINE_MAX_OUTPUT_BYTES,
+    metrics: metricsListen(e),
   };
 }

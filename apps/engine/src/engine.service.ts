@@ -11,6 +11,7 @@ import { BUILTIN_TOOLS, ToolRegistry } from './tools/tool.registry';
 import { DEFAULT_REMOTE_TOOL_OPTIONS, RemoteToolDirectory } from './tools/remote/remote-tool.directory';
 import { McpToolSource } from './tools/mcp/mcp-tool.source';
 import { TurnRegistry } from './turn/turn.registry';
+import { EngineMetrics } from './observability/engine-metrics';
 import { OrphanReaper } from './ownership/orphan-reaper';
 import { TurnOwnership } from './ownership/turn-ownership';
 
@@ -31,6 +32,8 @@ export class EngineService implements OnApplicationShutdown {
   remoteTools?: RemoteToolDirectory;
   /** Tools of the MCP servers in STEERLINE_MCP_CONFIG. */
   mcpTools?: McpToolSource;
+  /** Counted from the events this engine appends; main.ts serves them on METRICS_PORT. */
+  readonly metrics = new EngineMetrics();
 
   constructor(@Inject(ENGINE_CONFIG) private readonly config: EngineConfig) {
     this.models = configuredModels(config);
@@ -42,7 +45,8 @@ export class EngineService implements OnApplicationShutdown {
     const jsm = await jetstreamManager(nc);
     await ensureStream(jsm, s, this.config.streamReplicas);
     const js = jetstream(nc);
-    const log = new EventLog(js);
+    const log = new EventLog(js, undefined, (event) => this.metrics.record(event));
+    this.metrics.gauge('steerline_turns_live', 'Turns running on this engine', () => this.turns?.size ?? 0);
     const ownership = (this.ownership = await TurnOwnership.open(nc, s, this.config.engineId, this.config.leaseMs, this.config.streamReplicas));
     this.remoteTools = new RemoteToolDirectory(nc, s.prefix, this.config.remoteTools ?? DEFAULT_REMOTE_TOOL_OPTIONS);
     await this.remoteTools.start();

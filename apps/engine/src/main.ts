@@ -1,4 +1,5 @@
-import { createLogger, logLevelFor, nestLogger } from '@steerline/contracts';
+import { collectDefaultMetrics } from 'prom-client';
+import { createLogger, listenForMetrics, logLevelFor, nestLogger } from '@steerline/contracts';
 import { loadEngineConfig } from './config';
 import { installProcessGuard } from '@steerline/contracts';
 import { startEngine } from './app';
@@ -9,13 +10,19 @@ async function main(): Promise<void> {
   const root = createLogger({ level: logLevelFor(process.env.STEERLINE_LOG_LEVEL) });
   // Start and stop lines are written at every level: `npm start` and operators wait for them.
   const lifecycle = root.child({ context: 'Engine' }, { level: 'info' });
-  const engine = await startEngine(loadEngineConfig(process.env), { logger: nestLogger(root) });
+  const config = loadEngineConfig(process.env);
+  // Listening before the engine starts: a taken port stops it before it takes any turn.
+  const metrics = await listenForMetrics(config.metrics);
+  lifecycle.info({ url: metrics.url ?? null }, metrics.url ? `engine metrics at ${metrics.url}` : 'engine metrics off (METRICS_PORT=off)');
+  const engine = await startEngine(config, { logger: nestLogger(root) });
+  collectDefaultMetrics({ register: engine.service.metrics.registry, prefix: 'steerline_engine_' });
+  metrics.show(engine.service.metrics.registry);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     lifecycle.info({ signal }, `engine stopping on ${signal}`);
-    engine.close().then(
+    Promise.all([engine.close(), metrics.close()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

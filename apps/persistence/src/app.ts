@@ -4,12 +4,15 @@ import { NestFactory } from '@nestjs/core';
 import { createLogger, nestLogger } from '@steerline/contracts';
 import type { PersistenceConfig } from './config';
 import { PersistenceModule } from './persistence.module';
+import { PersistenceMetrics } from './observability/persistence-metrics';
 import { Projector, type ProjectorControl } from './projector/projector';
 
 export interface PersistenceApp {
   /** Stops fetching and answering, lets work in flight finish, drains NATS and closes the database. */
   close(): Promise<void>;
   projector: ProjectorControl;
+  /** Counted by the projector; main.ts serves them on METRICS_PORT. */
+  metrics: PersistenceMetrics;
   /** What it was started with: where its database and stream are. */
   config: PersistenceConfig;
 }
@@ -26,7 +29,10 @@ export async function startPersistence(config: PersistenceConfig, opts: { logger
     abortOnError: false,
   });
   let closing: Promise<void> | undefined;
+  const metrics = app.get(PersistenceMetrics);
+  metrics.watch(app.get(Projector));
   return {
+    metrics,
     projector: app.get(Projector),
     config,
     close: () => (closing ??= app.close()),

@@ -1,4 +1,5 @@
-import { createLogger, installProcessGuard, logLevelFor, nestLogger, type Logger } from '@steerline/contracts';
+import { collectDefaultMetrics } from 'prom-client';
+import { createLogger, installProcessGuard, logLevelFor, listenForMetrics, nestLogger, type Logger } from '@steerline/contracts';
 import { startPersistence } from './app';
 import { loadPersistenceConfig } from './config';
 
@@ -11,8 +12,12 @@ async function main(root: Logger): Promise<void> {
   // Start and stop lines are written at every level: `npm start` and operators wait for them.
   const lifecycle = root.child({ context: 'persistence' }, { level: 'info' });
   const config = loadPersistenceConfig(process.env);
+  // Listening before the service starts: a taken port stops it before it projects anything.
+  const metrics = await listenForMetrics(config.metrics);
   const app = await startPersistence(config, { logger: nestLogger(root) });
-  lifecycle.info({ prefix: config.prefix }, 'persistence ready');
+  collectDefaultMetrics({ register: app.metrics.registry, prefix: 'steerline_persistence_' });
+  metrics.show(app.metrics.registry);
+  lifecycle.info({ prefix: config.prefix, metrics: metrics.url ?? null }, 'persistence ready');
 
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
@@ -24,7 +29,7 @@ async function main(root: Logger): Promise<void> {
       logger.error('shutdown timed out');
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS).unref();
-    app.close().then(
+    Promise.all([app.close(), metrics.close()]).then(
       () => process.exit(0),
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from './config';
 import { ConnectionCloser, connectionProviders } from './connections';
+import { PersistenceMetrics } from './observability/persistence-metrics';
 import { Projector } from './projector/projector';
 import { ConversationList } from './queries/conversation-list';
 import { QueryResponders } from './queries/query-responders';
@@ -15,6 +16,7 @@ export class PersistenceModule {
         { provide: PERSISTENCE_CONFIG, useValue: config },
         ...connectionProviders(config),
         ConnectionCloser,
+        { provide: PersistenceMetrics, useValue: new PersistenceMetrics() },
         Projector,
         ReadQueries,
         ConversationList,

@@ -28,6 +28,8 @@ export interface ClientOptions {
 }
 
 const MAX_RECONNECT_DELAY_MS = 10_000;
+/** Three of the gateway's default heartbeats (15 s): a stream silent for this long is dead. */
+const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
 
 /** Stream messages that are not log events (docs/design.md §8.1): they have no `id:` line of their own. */
 const LIVE_EVENTS = new Set(['ModelDelta', 'ToolProgress']);
@@ -139,6 +141,7 @@ export class SteerlineClient {
     const baseDelay = opts.reconnectDelayMs ?? 500;
     while (!opts.signal?.aborted) {
       const controller = new AbortController();
+      let idle: IdleTimer | undefined;
       const abort = () => controller.abort();
       opts.signal?.addEventListener('abort', abort, { once: true });
       try {
@@ -152,7 +155,9 @@ export class SteerlineClient {
           throw new StreamDropped(err.message);
         }
         let fresh = false;
-        for await (const message of readSse(res.body)) {
+        // Heartbeats count as bytes: only a stream that sends nothing at all is taken for dead.
+        idle = idleTimer(opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, () => controller.abort());
+        for await (const message of readSse(res.body, idle.touch)) {
           // Live messages carry no id: line, so the parser's id is still the last event's: never a position to resume from.
           if (message.hasId === false || LIVE_EVENTS.has(message.event)) {
             if (LIVE_EVENTS.has(message.event)) {
@@ -183,6 +188,7 @@ export class SteerlineClient {
         await sleep(Math.min(MAX_RECONNECT_DELAY_MS, baseDelay * 2 ** Math.max(0, failures - 1)), opts.signal);
       } finally {
         opts.signal?.removeEventListener('abort', abort);
+        idle?.stop();
         // Ends the HTTP request when the caller stops iterating (break, return, throw).
         controller.abort();
       }
@@ -242,6 +248,25 @@ function lifecycle(opts: SteerOptions): Record<string, unknown> {
 
 function seg(id: string): string {
   return encodeURIComponent(id);
+}
+
+interface IdleTimer {
+  /** Bytes arrived: start the wait over. */
+  touch(): void;
+  stop(): void;
+}
+
+/** Calls `onIdle` once `ms` pass without a touch (0: never). Unref'd: it never keeps a process alive. */
+function idleTimer(ms: number, onIdle: () => void): IdleTimer {
+  if (!(ms > 0)) return { touch: () => undefined, stop: () => undefined };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const touch = () => {
+    clearTimeout(timer);
+    timer = setTimeout(onIdle, ms);
+    timer.unref?.();
+  };
+  touch();
+  return { touch, stop: () => clearTimeout(timer) };
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

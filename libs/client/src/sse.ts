@@ -11,9 +11,10 @@ export interface SseMessage {
  * Parses a Server-Sent Events byte stream (WHATWG HTML §9.2.6): lines end in
  * CRLF, LF or CR; `data` lines are joined with "\n"; comments and unknown
  * fields are ignored; an event without data is not dispatched. No dependency:
- * it works on any `ReadableStream<Uint8Array>` (a fetch body).
+ * it works on any `ReadableStream<Uint8Array>` (a fetch body). `onBytes` is
+ * called for every chunk read, comments included (a liveness signal).
  */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+export async function* readSse(body: ReadableStream<Uint8Array>, onBytes?: () => void): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
   const reader = body.getReader();
   let buffer = '';
@@ -27,6 +28,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
+      onBytes?.();
       let chunk = decoder.decode(value, { stream: true });
       if (pendingCr && chunk.startsWith('\n')) chunk = chunk.slice(1);
       buffer += chunk;

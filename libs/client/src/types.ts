@@ -102,6 +102,13 @@ export interface EventsOptions {
   onLive?: (message: LiveNotice) => void;
   /** Give up after this many reconnects in a row without a new event (default: never). */
   maxReconnects?: number;
+  /**
+   * A stream that has sent no byte for this long (not even its heartbeat
+   * comment, every 15 s by default) is taken for dead and resumed with
+   * `Last-Event-ID`, ms; default 45 000, 0: never. A connection a network
+   * dropped without a reset (a NAT, a proxy) otherwise waits forever.
+   */
+  idleTimeoutMs?: number;
 }
 
 /** A message of the stream that is not in the log: its SSE `event` name and parsed `data`. */

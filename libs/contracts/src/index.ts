@@ -27,3 +27,4 @@ export * from './asyncapi';
 export * from './contract-files';
 export * from './logging';
 export * from './live';
+export * from './metrics-endpoint';

@@ -60,6 +60,8 @@ export class EventLog {
   constructor(
     private readonly js: JetStreamClient,
     private readonly opts: EventLogOptions = { retryForMs: 10_000, ackTimeoutMs: 2_000 },
+    /** Told of each event once the log acknowledged it (the engine's metrics). */
+    private readonly appended: (event: SteerlineEvent) => void = () => undefined,
   ) {}
 
   /** Appends in order; returns the subject's new last sequence. */
@@ -93,6 +95,7 @@ export class EventLog {
       const ack = acks[i];
       if (ack.status === 'fulfilled') {
         last = ack.value.seq;
+        this.appended(events[i]);
         continue;
       }
       if (i === 0 && jetStreamErrorCode(ack.reason) === JS_WRONG_LAST_SEQUENCE) throw new StaleWriterError(subject);
@@ -121,6 +124,7 @@ export class EventLog {
           expect: { lastSubjectSequence: expectedLastSeq },
           timeout: this.opts.ackTimeoutMs,
         });
+        this.appended(event);
         return ack.seq;
       } catch (err) {
         if (jetStreamErrorCode(err) === JS_WRONG_LAST_SEQUENCE) throw new StaleWriterError(subject);

@@ -112,7 +112,7 @@ export const OPERATIONS: Record<string, OperationMeta> = {
     tag: 'operations',
     description: 'Readiness: NATS, the event stream and the database (asked through persistence) answer. Needs no API key.',
   },
-  'GET /metrics': { operationId: 'getMetrics', tag: 'operations', description: 'Prometheus metrics of this gateway (requests, latencies, steer outcomes).' },
+  'GET /metrics': { operationId: 'getMetrics', tag: 'operations', description: 'Prometheus metrics of this gateway: HTTP requests by route and status, requests waiting on Prefer: wait, event streams. Steers and turns are counted by the engine, on its own /metrics.' },
   'GET /docs': {
     operationId: 'getReference',
     tag: 'docs',

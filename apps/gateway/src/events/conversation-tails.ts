@@ -50,6 +50,8 @@ interface Tail {
   /** Pending re-reads after a doorbell (older streams only). */
   rechecks: NodeJS.Timeout[];
   subs: Subscription[];
+  /** The highest stream sequence handed to the members. */
+  latest: number;
   /** Resolves once the server has the subscriptions, so nothing stored after it is missed. */
   ready: Promise<void>;
 }
@@ -103,7 +105,7 @@ export class ConversationTails implements OnModuleDestroy {
     const key = `${tenantId}.${conversationId}`;
     let tail = this.tails.get(key);
     if (!tail) {
-      const created: Tail = { members: new Set(), subs: [], rechecks: [], reads: new Map(), ready: Promise.resolve() };
+      const created: Tail = { members: new Set(), subs: [], rechecks: [], reads: new Map(), latest: 0, ready: Promise.resolve() };
       const stored = republished
         ? this.nc.subscribe(this.s.conversationStored(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutStored(created, msg)) })
         : this.nc.subscribe(this.s.conversationEvents(tenantId, conversationId), { callback: (err) => (err ? this.failed(err) : ring(created)) });
@@ -127,6 +129,11 @@ export class ConversationTails implements OnModuleDestroy {
       throw err;
     }
     return leave;
+  }
+
+  /** The highest stream sequence of the conversation this gateway's subscription has handed out (0: none, or not watched here). */
+  latest(tenantId: string, conversationId: string): number {
+    return this.tails.get(`${tenantId}.${conversationId}`)?.latest ?? 0;
   }
 
   /**
@@ -203,6 +210,7 @@ function fanOutStored(tail: Tail, msg: Msg): void {
   const stored = { seq, last, frame: sseEvent(seq, type, msg.string()) };
   // It is the first event after its predecessor: a watcher replaying from there needs no read.
   keep(tail, last + 1, Promise.resolve({ seq, frame: stored.frame }));
+  tail.latest = Math.max(tail.latest, seq);
   for (const m of [...members]) m.onStored(stored);
 }
 

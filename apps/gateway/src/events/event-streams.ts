@@ -96,6 +96,7 @@ export class EventStreams implements OnModuleDestroy {
       live: req.live,
       bufferBytes: this.config.sseBufferBytes,
       next: (fromSeq) => this.tails.next(req.tenantId, req.conversationId, fromSeq),
+      latest: () => this.tails.latest(req.tenantId, req.conversationId),
       onEnd: () => {
         this.open.delete(watcher);
         leave?.();

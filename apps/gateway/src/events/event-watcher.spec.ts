@@ -24,7 +24,7 @@ class FakeResponse extends EventEmitter {
 const frame = (seq: number) => `id: ${seq}\n\n`;
 const stored = (seq: number, last: number) => ({ seq, last, frame: frame(seq) });
 
-function setup(log: number[], opts: { after?: number; bufferBytes?: number } = {}) {
+function setup(log: number[], opts: { after?: number; bufferBytes?: number; latest?: () => number } = {}) {
   const res = new FakeResponse();
   const reads: number[] = [];
   let ended = 0;
@@ -37,6 +37,7 @@ function setup(log: number[], opts: { after?: number; bufferBytes?: number } = {
       const seq = log.find((s) => s >= fromSeq);
       return seq === undefined ? null : { seq, frame: frame(seq) };
     },
+    latest: opts.latest ?? (() => 0),
     onEnd: () => ended++,
   });
   const ids = () => res.written.filter((w) => w.startsWith('id: ')).map((w) => Number(w.slice(4)));
@@ -82,6 +83,24 @@ describe('one event stream: replay from the log, then follow by the stream seque
     watcher.onStored(stored(2, 1));
     await until(() => watcher.isLive);
     expect(ids()).toEqual([1, 2]);
+  });
+
+  it('a live stream behind what its conversation’s subscription handed out reads the log at the next heartbeat', async () => {
+    const log = [1];
+    let latest = 1;
+    const { watcher, ids, res } = setup(log, { latest: () => latest });
+    watcher.start();
+    await until(() => watcher.isLive);
+    watcher.heartbeat();
+    expect(ids()).toEqual([1]);
+    // Event 2 was handed to the conversation's subscribers, but this stream never sent it.
+    log.push(2);
+    latest = 2;
+    watcher.heartbeat();
+    await until(() => ids().length === 2);
+    expect(ids()).toEqual([1, 2]);
+    expect(res.written.filter((w) => w === ': heartbeat\n\n')).toHaveLength(2);
+    expect(watcher.isLive).toBe(true);
   });
 
   it('drops live messages for a lagging reader, says how many when it caught up, and ends a reader twice the buffer behind', async () => {

@@ -15,6 +15,8 @@ export interface WatcherOptions {
   bufferBytes: number;
   /** The conversation's first stored event at or after a sequence (a direct get on the log). */
   next(fromSeq: number): Promise<LoggedFrame | null>;
+  /** The highest stream sequence the conversation's subscription has handed out here (0: none yet). */
+  latest(): number;
   /** Called once, when the stream has ended for any reason. */
   onEnd(): void;
 }
@@ -95,10 +97,17 @@ export class EventWatcher implements TailMember {
     else this.announced = Infinity;
   }
 
+  /**
+   * Also a check that costs nothing: a live stream behind what its
+   * conversation's subscription has handed out here has missed an event (it
+   * should never happen; if it does, the client must not wait forever for it),
+   * so it reads the log from its position.
+   */
   heartbeat(): void {
     if (this.phase === 'ended') return;
     if (this.res.writableLength > 2 * this.opts.bufferBytes) return this.endSlow();
     this.write(sseComment('heartbeat'));
+    if (this.phase === 'live' && this.opts.latest() > this.covered) void this.replay();
   }
 
   /** Ends the stream (shutdown, client gone, error); the client resumes with its Last-Event-ID. */

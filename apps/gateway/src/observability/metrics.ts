@@ -5,33 +5,15 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
  * global one) so several gateways in one process, as in the tests, do not
  * share counters.
  *
- * The steer counters are this gateway's view of the whole log (every gateway
- * sees every event): with several gateways, aggregate them with max(), not sum().
+ * HTTP only: what this gateway serves. Steers, turns, model and tool calls are
+ * counted where they are decided — the engine's /metrics — and the projection's
+ * progress by persistence; all of them sum across instances.
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly waitingSources: Array<() => number> = [];
   private readonly streamSources: Array<() => number> = [];
 
-  readonly steersAccepted = new Counter({ name: 'steerline_steers_accepted_total', help: 'Steers accepted (SteerQueued seen in the log)', registers: [this.registry] });
-  readonly steersDelivered = new Counter({
-    name: 'steerline_steers_delivered_total',
-    help: 'Steers delivered to the model (SteeringDelivered seen in the log), by boundary',
-    labelNames: ['boundary'],
-    registers: [this.registry],
-  });
-  readonly steersDropped = new Counter({
-    name: 'steerline_steers_dropped_total',
-    help: 'Steers dropped (SteerDropped seen in the log), by reason',
-    labelNames: ['reason'],
-    registers: [this.registry],
-  });
-  readonly deliveryLatency = new Histogram({
-    name: 'steerline_steer_delivery_seconds',
-    help: 'From a steer’s acceptance to its delivery, by the events’ own timestamps',
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-    registers: [this.registry],
-  });
   readonly httpDuration = new Histogram({
     name: 'steerline_http_request_duration_seconds',
     help: 'HTTP request duration by method, route template and status (event streams: how long they stayed open)',

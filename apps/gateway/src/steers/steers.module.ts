@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { SteersController } from './steers.controller';
 import { ReceiptWaiter } from './receipt-waiter';
 import { SteersService } from './steers.service';
-import { SteerTally } from './steer-tally';
+import { WaitingRequests } from '../observability/waiting-requests';
 
-@Module({ controllers: [SteersController], providers: [SteersService, ReceiptWaiter, SteerTally] })
+@Module({ controllers: [SteersController], providers: [SteersService, ReceiptWaiter, WaitingRequests] })
 export class SteersModule {}

@@ -6,6 +6,7 @@ import { ModelError, type ModelAnswer, type ModelProvider, type ModelRequest } f
 import { MalformedAnswerError } from '../openai/openai.answer';
 import { toAnthropicMessages, toAnthropicTools } from './anthropic.messages';
 import { readMessageStream } from './anthropic.stream';
+import { StreamStalledError, touching, watchedAttempt } from '../stream-watchdog';
 
 /** The `anthropic` provider's server-side configuration (ANTHROPIC_* variables); never taken from a request. */
 export interface AnthropicConfig extends EndpointConfig {
@@ -53,17 +54,21 @@ export class AnthropicModel implements ModelProvider {
       onRetry: (failure: Failure, attempt: number) =>
         this.logger.warn({ message: 'model request failed; retrying', model: spec.name, step: request.step, attempt, code: failure.code, error: failure.message }),
     };
-    return withRetries(this.config, signal, rules, async () => {
-      deltas.restart();
-      const stream = await this.client.messages.create(body, { signal });
-      return readMessageStream(stream, request.step, (text) => deltas.push(text)).catch((err: unknown) => {
-        throw signal.aborted || err instanceof MalformedAnswerError ? err : new StreamBrokenError(err);
-      });
-    });
+    return withRetries(this.config, signal, rules, () =>
+      watchedAttempt(signal, this.config.timeoutMs, async (attempt) => {
+        deltas.restart();
+        const stream = await this.client.messages.create(body, { signal: attempt.signal });
+        attempt.touch();
+        return readMessageStream(touching(stream, attempt.touch), request.step, (text) => deltas.push(text)).catch((err: unknown) => {
+          throw attempt.signal.aborted || err instanceof MalformedAnswerError ? err : new StreamBrokenError(err);
+        });
+      }),
+    );
   }
 }
 
 function classify(err: unknown): Failure {
+  if (err instanceof StreamStalledError) return { retry: true, code: 'model_timeout', message: err.message };
   if (err instanceof StreamBrokenError) return { retry: true, code: 'model_unavailable', message: err.message };
   if (err instanceof MalformedAnswerError) return { retry: true, code: 'model_malformed_answer', message: `the model answered with something unusable: ${err.message}` };
   if (err instanceof APIConnectionTimeoutError) return { retry: true, code: 'model_timeout', message: 'the model endpoint did not answer in time' };

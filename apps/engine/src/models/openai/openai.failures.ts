@@ -1,6 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { classifyStatus, StreamBrokenError, type Failure } from '../model.failures';
 import { MalformedAnswerError } from './openai.answer';
+import { StreamStalledError } from '../stream-watchdog';
 
 export { backoffMs, giveUp, MAX_RETRY_AFTER_MS, retryAfter, type Failure } from '../model.failures';
 
@@ -13,6 +14,7 @@ export { backoffMs, giveUp, MAX_RETRY_AFTER_MS, retryAfter, type Failure } from 
  * again, so the turn fails at once with the endpoint's reason.
  */
 export function classify(err: unknown): Failure {
+  if (err instanceof StreamStalledError) return { retry: true, code: 'model_timeout', message: err.message };
   if (err instanceof StreamBrokenError) return { retry: true, code: 'model_unavailable', message: err.message };
   if (err instanceof MalformedAnswerError) return { retry: true, code: 'model_malformed_answer', message: `the model answered with something unusable: ${err.message}` };
   if (err instanceof APIConnectionTimeoutError) return { retry: true, code: 'model_timeout', message: 'the model endpoint did not answer in time' };

@@ -7,6 +7,7 @@ import { StreamBrokenError, withRetries, type EndpointConfig, type Failure } fro
 import { classify, isAbort } from './openai.failures';
 import { toOpenAIMessages, toOpenAITools } from './openai.messages';
 import { readCompletionStream } from './openai.stream';
+import { touching, watchedAttempt } from '../stream-watchdog';
 
 /** The `openai` provider's server-side configuration (OPENAI_* variables); never taken from a request. */
 export type OpenAIConfig = EndpointConfig;
@@ -54,13 +55,16 @@ export class OpenAIModel implements ModelProvider {
       onRetry: (failure: Failure, attempt: number) =>
         this.logger.warn({ message: 'model request failed; retrying', model: request.model.name, step: request.step, attempt, code: failure.code, error: failure.message }),
     };
-    return withRetries(this.config, signal, rules, async () => {
-      deltas.restart();
-      const stream = await this.client.chat.completions.create(body, { signal });
-      const completion = await readCompletionStream(stream, (text) => deltas.push(text)).catch((err: unknown) => {
-        throw isAbort(err, signal) ? err : new StreamBrokenError(err);
-      });
-      return answerOf(completion, request.step);
-    });
+    return withRetries(this.config, signal, rules, () =>
+      watchedAttempt(signal, this.config.timeoutMs, async (attempt) => {
+        deltas.restart();
+        const stream = await this.client.chat.completions.create(body, { signal: attempt.signal });
+        attempt.touch();
+        const completion = await readCompletionStream(touching(stream, attempt.touch), (text) => deltas.push(text)).catch((err: unknown) => {
+          throw isAbort(err, attempt.signal) ? err : new StreamBrokenError(err);
+        });
+        return answerOf(completion, request.step);
+      }),
+    );
   }
 }
