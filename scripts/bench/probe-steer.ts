@@ -58,7 +58,8 @@ async function main() {
   const floorStream = `${prefix.toUpperCase()}_FLOOR`;
   const s = subjects(prefix);
   try {
-    if (process.env.PROBE_PERSISTENCE) children.push((await spawnApp('persistence', env)).child);
+    const persistence = process.env.PROBE_PERSISTENCE ? await spawnApp('persistence', env) : undefined;
+    if (persistence) children.push(persistence.child);
     const engine = await spawnApp('engine', env);
     const gateway = await spawnApp('gateway', env);
     children.push(engine.child, gateway.child);
@@ -87,18 +88,18 @@ async function main() {
     const gw = String(gateway.ready.url);
     const nats = natsServerPid();
     const gwB = String(gatewayB?.ready.url);
-    const pids = { gateway: gateway.child.pid, gatewayB: gatewayB?.child.pid, engine: engine.child.pid, bare: floors.http.child.pid, pipeline: floors.pipeline.child.pid, responder: floors.responder.child.pid, nats, client: process.pid };
+    const pids = { gateway: gateway.child.pid, gatewayB: gatewayB?.child.pid, engine: engine.child.pid, persistence: persistence?.child.pid, bare: floors.http.child.pid, pipeline: floors.pipeline.child.pid, responder: floors.responder.child.pid, nats, client: process.pid };
     type Way = { name: string; on: (keyof typeof pids)[]; run: (i: number) => Promise<unknown> };
     const ways: Way[] = [
       { name: 'bare node:http GET', on: ['bare', 'client'], run: () => get(floors.http.url) },
       { name: 'gateway GET /healthz', on: ['gateway', 'client'], run: () => get(`${gw}/healthz`) },
       { name: 'raw pipeline POST', on: ['pipeline', 'responder', 'nats', 'client'], run: () => post(floors.pipeline.url) },
-      { name: 'steer, NATS straight to the engine', on: ['engine', 'nats', 'client'], run: (i) => call(s.turnSteer(turn(i)), { tenantId: 'default', text: 'a steer of ordinary length, about sixty characters' }) },
-      { name: 'steer through the gateway', on: ['gateway', 'engine', 'nats', 'client'], run: (i) => post(`${gw}/v1/turns/${turn(i)}/steers`) },
+      { name: 'steer, NATS straight to the engine', on: ['engine', 'persistence', 'nats', 'client'], run: (i) => call(s.turnSteer(turn(i)), { tenantId: 'default', text: 'a steer of ordinary length, about sixty characters' }) },
+      { name: 'steer through the gateway', on: ['gateway', 'engine', 'persistence', 'nats', 'client'], run: (i) => post(`${gw}/v1/turns/${turn(i)}/steers`) },
       ...(gatewayB
         ? ([
             { name: 'gateway B GET /healthz', on: ['gatewayB', 'client'], run: () => get(`${gwB}/healthz`) },
-            { name: 'steer through gateway B', on: ['gatewayB', 'engine', 'nats', 'client'], run: (i) => post(`${gwB}/v1/turns/${turn(i)}/steers`) },
+            { name: 'steer through gateway B', on: ['gatewayB', 'engine', 'persistence', 'nats', 'client'], run: (i) => post(`${gwB}/v1/turns/${turn(i)}/steers`) },
           ] satisfies Way[])
         : []),
     ];
