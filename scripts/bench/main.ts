@@ -18,7 +18,7 @@ import { capacityRows } from './capacity';
 import { measureIdleTurnMemory } from './memory';
 import { measurePartitions, partitionRows } from './partitions';
 import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
-import { measureFloors, measureRaw } from './raw';
+import { measureRaw, startFloors } from './raw';
 import { ratioIs, renderReport, type Row } from './report';
 import { median } from './stats';
 import { floorRows, measureBoundary, measureProjectionLag, measureSteerAccept } from './steerline';
@@ -53,10 +53,10 @@ async function main(): Promise<void> {
 
     log('raw baselines');
     const raw = await measureRaw({ gatewayUrl, natsUrl: NATS_URL, prefix, databaseUrl });
-    const floors = await measureFloors({ natsUrl: NATS_URL, prefix, nc });
-    log('steer accept');
-    const accept = await measureSteerAccept(gatewayUrl);
-    if (acceptOnly) return console.log(renderReport(floorRows(raw, floors, accept), machine()).table);
+    log('steer accept, interleaved with its floors');
+    const floors = await startFloors({ natsUrl: NATS_URL, prefix, nc });
+    const accept = await measureSteerAccept(gatewayUrl, floors).finally(() => floors.close());
+    if (acceptOnly) return console.log(renderReport(floorRows(raw, accept), machine()).table);
     log('boundary overhead');
     const boundary = await measureBoundary({ natsUrl: NATS_URL, prefix, nc });
     log('projection lag');
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     const memory = await measureIdleTurnMemory({ natsUrl: NATS_URL, prefix, nc, turns: IDLE_TURNS });
 
     const rows: Row[] = [
-      ...floorRows(raw, floors, accept),
+      ...floorRows(raw, accept),
       ...[0, 1, 5].map((k): Row => ({ group: 'steerline', name: `boundary overhead, ${k} steer(s) queued, median`, value: boundary[k], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack' })),
       // What delivering a batch of steers adds to a boundary: the target is about this.
       ...[1, 5].map((k): Row => ({ group: 'steerline', name: `added by delivering ${k} steer(s) (${k} queued − 0 queued)`, value: boundary[k] - boundary[0], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack', target: ratioIs('≤', 1, '≤ 1 ack per batch') })),

@@ -6,7 +6,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '@steerline/contracts';
 import { stop } from './processes';
-import { concurrently, median, percentile, timeEach } from './stats';
+import { median, percentile, timeEach } from './stats';
 
 /** The physical floor on this machine, measured in the same run as Steerline's figures. */
 export interface RawBaselines {
@@ -106,17 +106,25 @@ export interface Floors {
   pipelineConcurrent: { p50: number; p99: number; perSecond: number };
 }
 
-/**
- * The floors of a steer, with the same client (fetch, keep-alive) and counts as the
- * steer figures: 1 500 warm-up requests, 1 000 measured in a row, then 64 clients × 40.
- */
-export async function measureFloors(opts: { natsUrl: string; prefix: string; nc: NatsConnection }): Promise<Floors> {
+/** The floor processes (floor.ts), running: a bare HTTP server and the raw pipeline (its server and its responder). */
+export interface FloorServers {
+  bare: string;
+  pipeline: string;
+  close(): Promise<void>;
+}
+
+/** Starts the floor processes on `prefix` (their own stream); `close` stops them and deletes it. */
+export async function startFloors(opts: { natsUrl: string; prefix: string; nc: NatsConnection }): Promise<FloorServers> {
   const jsm = await jetstreamManager(opts.nc);
   const stream = `${opts.prefix.toUpperCase()}_FLOOR`;
   const log = `${opts.prefix}.floorlog`;
   await jsm.streams.add({ name: stream, subjects: [`${log}.>`], storage: 'file' as never });
   const env = { NATS_URL: opts.natsUrl, FLOOR_SUBJECT: `${opts.prefix}.floor.steer`, FLOOR_LOG: log };
   const children: ChildProcess[] = [];
+  const close = async () => {
+    for (const child of children.reverse()) await stop(child);
+    await jsm.streams.delete(stream).catch(() => undefined);
+  };
   const start = async (role: string) => {
     const { child, ready } = await spawnFloor(role, env);
     children.push(child);
@@ -124,21 +132,11 @@ export async function measureFloors(opts: { natsUrl: string; prefix: string; nc:
   };
   try {
     const bare = await start('http');
-    await timeEach(1500, () => get(bare));
-    const bareHttp = await timeEach(1000, () => get(bare));
     await start('responder');
-    const pipeline = await start('pipeline');
-    await timeEach(1500, () => post(pipeline));
-    const sequential = await timeEach(1000, () => post(pipeline));
-    const concurrent = await concurrently(64, 40, () => post(pipeline));
-    return {
-      bareHttpMs: { p50: median(bareHttp), p99: percentile(bareHttp, 99) },
-      pipelineMs: { p50: median(sequential), p99: percentile(sequential, 99) },
-      pipelineConcurrent: concurrent,
-    };
-  } finally {
-    for (const child of children.reverse()) await stop(child);
-    await jsm.streams.delete(stream).catch(() => undefined);
+    return { bare, pipeline: await start('pipeline'), close };
+  } catch (err) {
+    await close();
+    throw err;
   }
 }
 

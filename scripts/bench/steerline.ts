@@ -6,9 +6,9 @@ import type { ModelProvider, ModelRequest } from '../../apps/engine/src/models/m
 import { ScriptedModel } from '../../apps/engine/src/models/scripted.model';
 import { BUILTIN_TOOLS } from '../../apps/engine/src/tools/tool.registry';
 import { deleteStreams } from './processes';
-import type { Floors, RawBaselines } from './raw';
+import { get, post, type Floors, type FloorServers, type RawBaselines } from './raw';
 import type { Row } from './report';
-import { concurrently, median, percentile, pool, timeEach } from './stats';
+import { interleaved, interleavedConcurrently, median, percentile, pool, timeEach } from './stats';
 
 const IDLE = { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 600_000 } } }] };
 
@@ -31,26 +31,35 @@ async function idleTurn(api: string): Promise<string> {
 const steer = (api: string, tid: string, i: number) =>
   fetch(`${api}/turns/${tid}/steers`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'wait=0' }, body: JSON.stringify({ text: `steer number ${i}` }) }).then(json);
 
-/** Steer accept latency through the gateway (`Prefer: wait=0`): one client, then 64 at once. */
-export async function measureSteerAccept(gatewayUrl: string) {
+/**
+ * Steer accept latency through the gateway (`Prefer: wait=0`), one client then 64 at once, in
+ * blocks alternating with the floors' (a bare HTTP round trip, the raw pipeline) so that a change
+ * in the machine's load between them does not land in the ratios.
+ */
+export async function measureSteerAccept(gatewayUrl: string, floors: FloorServers) {
   const api = `${gatewayUrl}/v1`;
   // One client steering 40 running turns in turn. The first 1 500 steers warm the processes up (the
-  // gateway's median is still falling after 1 000, as its code is optimised), as the floor's
-  // 2 000 health checks warm theirs; the 1 000 measured after them leave each turn 63 steers.
+  // gateway's median is still falling after 1 000, as its code is optimised), and as many requests
+  // warm the floors; the 1 000 measured after them leave each turn 63 steers.
   const few = await pool(Array.from({ length: 40 }, () => () => idleTurn(api)), 8);
-  await timeEach(1500, (i) => steer(api, few[i % few.length], i));
-  const sequential = await timeEach(1000, (i) => steer(api, few[i % few.length], i + 1500));
-  const turns = await pool(Array.from({ length: 64 }, () => () => idleTurn(api)), 16);
-  const concurrent = await concurrently(turns.length, 40, (c, i) => steer(api, turns[c], i));
-  await pool([...few, ...turns].map((tid) => () => fetch(`${api}/turns/${tid}/cancel`, { method: 'POST' })), 16);
-  return {
-    sequential: { p50: median(sequential), p99: percentile(sequential, 99) },
-    concurrent,
+  const one = {
+    bare: () => get(floors.bare),
+    pipeline: () => post(floors.pipeline),
+    steer: (i: number) => steer(api, few[i % few.length], i),
   };
+  for (const run of Object.values(one)) await timeEach(1500, run);
+  const sequential = await interleaved(one, 5, 200);
+  const turns = await pool(Array.from({ length: 64 }, () => () => idleTurn(api)), 16);
+  const concurrent = await interleavedConcurrently({ pipeline: () => post(floors.pipeline), steer: (c, i) => steer(api, turns[c], i) }, 2, turns.length, 20);
+  await pool([...few, ...turns].map((tid) => () => fetch(`${api}/turns/${tid}/cancel`, { method: 'POST' })), 16);
+  const p50p99 = (samples: number[]) => ({ p50: median(samples), p99: percentile(samples, 99) });
+  const measuredFloors: Floors = { bareHttpMs: p50p99(sequential.bare), pipelineMs: p50p99(sequential.pipeline), pipelineConcurrent: concurrent.pipeline };
+  return { sequential: p50p99(sequential.steer), concurrent: concurrent.steer, floors: measuredFloors };
 }
 
 /** The raw hops and the floors, then steer accept held against the composed raw pipeline. */
-export function floorRows(raw: RawBaselines, floors: Floors, accept: Awaited<ReturnType<typeof measureSteerAccept>>): Row[] {
+export function floorRows(raw: RawBaselines, accept: Awaited<ReturnType<typeof measureSteerAccept>>): Row[] {
+  const floors = accept.floors;
   const pipeline = 'raw pipeline';
   return [
     { group: 'raw', name: 'bare node:http keep-alive round trip, p50', value: floors.bareHttpMs.p50, unit: 'ms' },
