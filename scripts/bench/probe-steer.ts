@@ -12,7 +12,7 @@
  * bare server, engine or bare responder, nats-server, this client) read from
  * /proc/<pid>/stat — CPU time, unlike wall time, hardly moves with the machine's load.
  * `BENCH_PROFILE=<dir>` writes each app's CPU profile there (profile-summary.ts reads them);
- * `PROBE_ONLY=<words>` runs only the paths whose name contains them; `PROBE_B_ENV="NAME=value,…"`
+ * `PROBE_TURNS` (100) running turns share the steers; `PROBE_ONLY=<words>` runs only the paths whose name contains them; `PROBE_B_ENV="NAME=value,…"`
  * starts a second gateway with those variables, `PROBE_B_DIST=<dir>` one from another build's dist/
  * (e.g. a checkout of the code before a change), and interleaves its paths with the first's.
  */
@@ -28,7 +28,7 @@ import { median, timeEach } from './stats';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PG_SERVER = 'postgres://postgres@127.0.0.1:5432';
-const TURNS = 100;
+const TURNS = Number(process.env.PROBE_TURNS ?? 100);
 const PER_ROUND = Number(process.env.PROBE_N ?? 500);
 const ROUNDS = Number(process.env.PROBE_ROUNDS ?? 3);
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim() || 100);
