@@ -2,7 +2,7 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { request, subjects } from '@steerline/contracts';
 import { deleteStreams, spawnApp, stop } from './processes';
-import type { Row } from './report';
+import { ratioIs, type Row } from './report';
 import { median, percentile, pool, rssMiB, timeEach } from './stats';
 
 /** A turn that waits: its one tool call sleeps ten minutes (reporting progress every 400 ms, docs/design.md §8.1) or waits for a person's approval (nothing to do meanwhile). */
@@ -93,7 +93,6 @@ async function cpuPercent(pid: number, ms: number): Promise<number> {
 }
 
 const WAITING: Record<Waiting, string> = { sleep: 'each in a 10-minute sleep', approval: 'each waiting for an approval' };
-const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 
 /** The curve as bench rows: RSS (100k under 2 GiB), the engine's steer accept p50 (not growing with live turns), idle CPU, starts. */
 export function engineScaleRows(points: ScalePoint[], subscriptionBytes: number): Row[] {
@@ -101,13 +100,13 @@ export function engineScaleRows(points: ScalePoint[], subscriptionBytes: number)
   return [perSubscription, ...points.flatMap((p): Row[] => {
     const base = points.find((q) => q.waiting === p.waiting)!;
     return [
-    { group: 'memory', name: `engine RSS with ${p.turns} running idle turns (${WAITING[p.waiting]})`, value: p.rssMiB, unit: 'MiB', target: p.turns >= 100_000 ? `< 2048 MiB: ${verdict(p.rssMiB < 2048)}` : undefined },
+    { group: 'memory', name: `engine RSS with ${p.turns} running idle turns (${WAITING[p.waiting]})`, value: p.rssMiB, unit: 'MiB', target: p.turns >= 100_000 ? '< 2048 MiB' : undefined },
     {
       group: 'steerline',
       name: `steer accept at the engine (NATS request → receipt) with ${p.turns} live turns (${p.waiting}), p50`,
       value: p.acceptP50,
       unit: 'ms',
-      ...(p === base ? {} : { floor: base.acceptP50, floorName: `p50 with ${base.turns}`, target: `no growth (≤ 1.5×): ${verdict(p.acceptP50 <= 1.5 * base.acceptP50)}` }),
+      ...(p === base ? {} : { floor: base.acceptP50, floorName: `p50 with ${base.turns}`, target: ratioIs('≤', 1.5, 'no growth (≤ 1.5×)') }),
     },
     { group: 'steerline', name: `steer accept at the engine with ${p.turns} live turns (${p.waiting}), p99`, value: p.acceptP99, unit: 'ms' },
     { group: 'memory', name: `engine CPU while ${p.turns} turns wait (${p.waiting}; % of one core)`, value: p.idleCpuPercent, unit: '%' },

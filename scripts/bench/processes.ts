@@ -9,11 +9,11 @@ import { subjects } from '@steerline/contracts';
 const DIST = join(__dirname, '../..');
 
 /** One app of dist/ as its own process; resolves once it logs that it is ready. */
-export async function spawnApp(app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
+export async function spawnApp(app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>, entry = join(DIST, `apps/${app}/src/main.js`)): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
   // Like `npm start`'s apps, it stops by itself when the bench dies without stopping it.
   const exitWithParent = join(DIST, '../scripts/lib/exit-with-parent.cjs');
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, '--require', exitWithParent, join(DIST, `apps/${app}/src/main.js`)], {
+  const child = spawn(process.execPath, [...profile, '--require', exitWithParent, entry], {
     env: { ...process.env, METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -45,7 +45,7 @@ export async function stop(child: ChildProcess, signal: NodeJS.Signals = process
 export async function deleteStreams(nc: NatsConnection, prefix: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const s = subjects(prefix);
-  for (const stream of [s.stream, `KV_${s.turnsBucket}`, `KV_${s.enginesBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
+  for (const stream of [s.stream, `KV_${s.turnsBucket}`, `KV_${s.enginesBucket}`, `KV_${s.rateLimitsBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
 }
 
 /** Drops a run's database on `server` (a postgres URL without a database). */

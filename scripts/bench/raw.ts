@@ -1,11 +1,16 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import readline from 'node:readline';
 import { Client } from 'pg';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '@steerline/contracts';
+import { stop } from './processes';
 import { median, percentile, timeEach } from './stats';
 
 /** The physical floor on this machine, measured in the same run as Steerline's figures. */
 export interface RawBaselines {
+  /** The gateway's own `GET /healthz` (Nest, its middleware and Express): not a floor, the framework's share. */
   httpMs: { p50: number; p99: number };
   natsRequestMs: { p50: number; p99: number };
   jsAckMs: { p50: number; p99: number };
@@ -14,7 +19,7 @@ export interface RawBaselines {
 }
 
 export async function measureRaw(opts: { gatewayUrl: string; natsUrl: string; prefix: string; databaseUrl: string }): Promise<RawBaselines> {
-  const http = await timeEach(2000, () => fetch(`${opts.gatewayUrl}/healthz`).then((r) => r.arrayBuffer()));
+  const http = await timeEach(2000, () => get(`${opts.gatewayUrl}/healthz`));
 
   const responder = await connectNats(opts.natsUrl, 'bench-responder');
   const nc = await connectNats(opts.natsUrl, 'bench-requester');
@@ -85,4 +90,66 @@ export async function measurePostgres(databaseUrl: string): Promise<number> {
   } finally {
     await db.end();
   }
+}
+
+export const get = (url: string) => fetch(url).then((r) => r.arrayBuffer());
+export const STEER_BODY = JSON.stringify({ text: 'a steer of ordinary length, about sixty characters' });
+export const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: STEER_BODY }).then((r) => r.arrayBuffer());
+
+/** What a steer cannot go below, measured from this process against bare servers in others (floor.ts). */
+export interface Floors {
+  /** A bare node:http keep-alive round trip. */
+  bareHttpMs: { p50: number; p99: number };
+  /** Bare HTTP server → one core NATS request → bare responder → one JetStream publish, ack awaited → reply. */
+  pipelineMs: { p50: number; p99: number };
+  /** The same with 64 concurrent clients. */
+  pipelineConcurrent: { p50: number; p99: number; perSecond: number };
+}
+
+/** The floor processes (floor.ts), running: a bare HTTP server and the raw pipeline (its server and its responder). */
+export interface FloorServers {
+  bare: string;
+  pipeline: string;
+  close(): Promise<void>;
+}
+
+/** Starts the floor processes on `prefix` (their own stream); `close` stops them and deletes it. */
+export async function startFloors(opts: { natsUrl: string; prefix: string; nc: NatsConnection }): Promise<FloorServers> {
+  const jsm = await jetstreamManager(opts.nc);
+  const stream = `${opts.prefix.toUpperCase()}_FLOOR`;
+  const log = `${opts.prefix}.floorlog`;
+  await jsm.streams.add({ name: stream, subjects: [`${log}.>`], storage: 'file' as never });
+  const env = { NATS_URL: opts.natsUrl, FLOOR_SUBJECT: `${opts.prefix}.floor.steer`, FLOOR_LOG: log };
+  const children: ChildProcess[] = [];
+  const close = async () => {
+    for (const child of children.reverse()) await stop(child);
+    await jsm.streams.delete(stream).catch(() => undefined);
+  };
+  const start = async (role: string) => {
+    const { child, ready } = await spawnFloor(role, env);
+    children.push(child);
+    return String(ready.url ?? '');
+  };
+  try {
+    const bare = await start('http');
+    await start('responder');
+    return { bare, pipeline: await start('pipeline'), close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+export function spawnFloor(role: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
+  const exitWithParent = join(__dirname, '../../../scripts/lib/exit-with-parent.cjs');
+  const child = spawn(process.execPath, ['--require', exitWithParent, join(__dirname, 'floor.js'), role], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`floor ${role} was not ready in 30 s`)), 30_000);
+    child.once('exit', (code) => reject(new Error(`floor ${role} exited (${code}) before it was ready`)));
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (!line.includes('floor ready')) return;
+      clearTimeout(timer);
+      resolve({ child, ready: JSON.parse(line) as Record<string, unknown> });
+    });
+  });
 }

@@ -48,7 +48,8 @@ const lastSeq = async () => (await (await jetstreamManager(await as('consumer'))
 beforeAll(async () => {
   nats = await SecureNatsServer.start();
   db = await createTestDatabase();
-  const common = { STEERLINE_PREFIX: 'steerline', DATABASE_URL: db.url, PORT: '0', STEERLINE_RATE_LIMIT: '0' };
+  // A rate limit on, so the gateway's shared buckets (KV) run under its permissions too.
+  const common = { STEERLINE_PREFIX: 'steerline', DATABASE_URL: db.url, PORT: '0', STEERLINE_RATE_LIMIT: '1000' };
   // The engine first: it creates the stream the others need.
   for (const [app, role] of [['engine', 'engine'], ['persistence', 'persistence'], ['gateway', 'gateway']] as const) {
     const service = new ServiceProcess(app, { ...common, ...nats.env(role) });
@@ -110,6 +111,13 @@ describe('NATS with TLS and a user per role (deploy/nats/permissions.conf)', () 
     const { stdout } = await promisify(execFile)(process.execPath, [REBUILD], { env });
     expect(stdout).toContain('rebuild complete');
     expect(nats.log.filter((l) => /Violation/.test(l) && /User "persistence"/.test(l))).toEqual([]);
+  });
+
+  it('the gateway user cannot subscribe to the whole log: it listens per conversation', async () => {
+    const nc = await as('gateway');
+    const whole = refusal(nc, 'Subscription', s.events);
+    nc.subscribe(s.events);
+    await whole;
   });
 
   it('the gateway user cannot publish into the event subjects', async () => {

@@ -79,8 +79,10 @@ describe('an engine that crashes, freezes or stops', () => {
     await until(has('ToolCallStarted'), tid, 'the tool to start');
     const steerIds = [await steer(tid, 'one'), await steer(tid, 'two'), await steer(tid, 'three')];
     const waiting = stack.api('GET', `/turns/${tid}/steers/${steerIds[2]}`, undefined, { Prefer: 'wait=40' });
-    await engine('engine-survivor');
+    // Frozen first (its clock stops: the tool cannot finish there), however long the survivor takes to start on a busy machine.
     const killedAt = Date.now();
+    a.signal('SIGSTOP');
+    await engine('engine-survivor');
     await a.kill();
     const events = await stack.turnEnded(tid, 40_000);
     const resumed = events.find((e) => e.event.type === 'TurnResumed')!;
@@ -106,6 +108,8 @@ describe('an engine that crashes, freezes or stops', () => {
     const { tid } = await startTurn([{ ...sleep(10), delayMs: 4000 }, { text: 'done' }]);
     await until(has('ModelRequested'), tid, 'the first model request');
     const queued = await steer(tid, 'while the model thinks');
+    // Frozen first, so the model cannot answer there while the survivor starts.
+    a.signal('SIGSTOP');
     await engine('engine-model-survivor');
     await a.kill();
     const events = await stack.turnEnded(tid, 40_000);
@@ -133,13 +137,13 @@ describe('an engine that crashes, freezes or stops', () => {
 
   it('a frozen owner that wakes up after its turn was adopted is fenced: it appends nothing, and does not take the turn back', async () => {
     const zombie = await onlyEngine('engine-zombie');
-    // The first tool outlasts the second engine's start-up, however slow the machine: the turn is still
-    // in it when the owner freezes (checked, not assumed).
+    // The turn is in its first tool when the owner freezes (checked, not assumed).
     const { tid } = await startTurn([sleep(6000), sleep(10)]);
     await until(has('ToolCallStarted'), tid, 'the tool to start');
     await steer(tid, 'while frozen');
-    await engine('engine-adopter');
+    // Frozen before the second engine starts, however slow its start-up: the turn is still in the tool.
     zombie.signal('SIGSTOP');
+    await engine('engine-adopter');
     expect((await turnLog(tid)).map((e) => e.event.type)).not.toContain('ToolCallFinished');
     await until(has('TurnResumed'), tid, 'another engine to adopt the frozen engine’s turn');
     zombie.signal('SIGCONT');

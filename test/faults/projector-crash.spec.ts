@@ -12,6 +12,8 @@ import { expectReadModelsMatchLog, projectedUpTo, publish, rowCounts, sampleConv
  */
 describe('a projector killed between commit and ack', () => {
   const suite = persistenceProcessSuite();
+  // One partition: the window is one consumer's commit and ack (every partition's loop is the same code).
+  beforeAll(() => Object.assign(suite.env, { STEERLINE_PARTITIONS: '1' }));
 
   it('restarts from its checkpoint and holds every event of the log exactly once', async () => {
     const { nats, db, env, processes } = suite;

@@ -2,9 +2,10 @@ import { ServiceProcess } from '../support/processes';
 import { eventually } from '../support/env';
 import { expectReadModelsMatchLog, projectedUpTo, publish, sampleConversation, persistenceProcessSuite } from './projector-support';
 
-/** Two persistence instances: one projects, the other waits on the PostgreSQL advisory lock. */
+/** Two persistence instances and one partition: one projects, the other waits on the PostgreSQL advisory lock. */
 describe('projector failover', () => {
   const suite = persistenceProcessSuite();
+  beforeAll(() => Object.assign(suite.env, { STEERLINE_PARTITIONS: '1' }));
 
   const says = (p: ServiceProcess, msg: string) => eventually(() => p.lines.some((l) => l.includes(`"message":"${msg}"`)) || undefined, 15_000, `"${msg}" from pid ${p.pid}`);
 

@@ -1,19 +1,9 @@
-import type { LoggerService } from '@nestjs/common';
 import { Client } from 'pg';
 import { DEFAULT_LIMITS, encodeEvent, messagesOf, request, type ConversationView, type SteerlineEvent } from '@steerline/contracts';
 import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
 import { createTestDatabase, openNats, uniquePrefix, NATS_URL, type NatsHandle } from '../support/env';
-import { TENANT, health, publish, sampleConversation, TurnLog } from './projector-support';
-
-/** Every log record the app writes, so a test can check what it reported. */
-class CapturingLogger implements LoggerService {
-  readonly records: { level: string; message: unknown }[] = [];
-  log = (message: unknown) => this.records.push({ level: 'log', message });
-  error = (message: unknown) => this.records.push({ level: 'error', message });
-  warn = (message: unknown) => this.records.push({ level: 'warn', message });
-  fatal = (message: unknown) => this.records.push({ level: 'fatal', message });
-}
+import { CapturingLogger, TENANT, health, publish, sampleConversation, TurnLog } from './projector-support';
 
 /**
  * Per-turn `seq` is gapless (I1). When the projector sees it skip, it stops

@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import { headers } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import {
@@ -24,6 +25,15 @@ import { ServiceProcess } from '../support/processes';
  */
 
 export { TENANT, TurnLog, conversationCreated };
+
+/** Every log record an in-process app writes, so a test can check what it reported. */
+export class CapturingLogger implements LoggerService {
+  readonly records: { level: string; message: unknown }[] = [];
+  log = (message: unknown) => this.records.push({ level: 'log', message });
+  error = (message: unknown) => this.records.push({ level: 'error', message });
+  warn = (message: unknown) => this.records.push({ level: 'warn', message });
+  fatal = (message: unknown) => this.records.push({ level: 'fatal', message });
+}
 
 /**
  * A conversation with a tool call, a steer delivered at the tool boundary, one
@@ -89,7 +99,7 @@ export async function projectedUpTo(nats: NatsHandle, seq: number, timeoutMs = 1
   }, timeoutMs, `the read models to reach stream sequence ${seq}`);
 }
 
-/** Row counts of the active generation's tables. */
+/** Row counts of the active generation's tables; `checkpoint` is the lowest partition's. */
 export async function rowCounts(databaseUrl: string): Promise<Record<string, number>> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
@@ -98,7 +108,7 @@ export async function rowCounts(databaseUrl: string): Promise<Record<string, num
     const { rows } = await db.query(`SELECT
       (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM turns) AS turns,
       (SELECT count(*) FROM steers) AS steers, (SELECT count(*) FROM messages) AS messages,
-      (SELECT count(*) FROM dead_letters) AS dead_letters, (SELECT max(stream_seq) FROM checkpoints) AS checkpoint`);
+      (SELECT count(*) FROM dead_letters) AS dead_letters, (SELECT min(stream_seq) FROM checkpoints) AS checkpoint`);
     return Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, Number(v ?? 0)]));
   } finally {
     await db.end();

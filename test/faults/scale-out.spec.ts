@@ -2,6 +2,7 @@ import { checkInvariants, connectNats, decodeEvent, isTerminalTurnEvent, jetstre
 import { StorageType } from '@nats-io/jetstream';
 import { createTestDatabase, eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 import { NatsCluster, ServiceProcess, freePort } from '../support/processes';
+import { scrape, total } from '../support/prometheus';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Api = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
@@ -46,7 +47,7 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
     );
     await probe.close();
     db = await createTestDatabase();
-    env = { NATS_URL: cluster.url, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, STEERLINE_STREAM_REPLICAS: '3', STEERLINE_ENGINE_LEASE_MS: '2000', STEERLINE_RATE_LIMIT: '0' };
+    env = { NATS_URL: cluster.url, STEERLINE_PREFIX: prefix, DATABASE_URL: db.url, STEERLINE_STREAM_REPLICAS: '3', STEERLINE_ENGINE_LEASE_MS: '2000', STEERLINE_RATE_LIMIT: '0', STEERLINE_PARTITIONS: '4' };
   });
   afterAll(async () => {
     await Promise.all(services.map((s) => s.kill()));
@@ -67,10 +68,15 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
     return out;
   }
 
-  it('killing one NATS node, one engine, one gateway and one persistence instance in turn under load leaves a clean audit and complete read models', async () => {
+  it('killing one NATS node, one engine, one gateway and one persistence instance in turn under load leaves a clean audit, complete read models (four partitions), and counters that match the log', async () => {
     // Engines first: they create the stream at three replicas.
-    const engines = [await service('engine', { STEERLINE_ENGINE_ID: 'engine-1' }), await service('engine', { STEERLINE_ENGINE_ID: 'engine-2' })];
-    const persistence = [await service('persistence'), await service('persistence')];
+    const metricsPorts = [await freePort(), await freePort()];
+    const engines = [
+      await service('engine', { STEERLINE_ENGINE_ID: 'engine-1', METRICS_PORT: String(metricsPorts[0]) }),
+      await service('engine', { STEERLINE_ENGINE_ID: 'engine-2' }),
+    ];
+    // Four partitions on two instances: the kill below leaves the survivor to take the dead one's.
+    const persistence = [await service('persistence', { METRICS_PORT: String(metricsPorts[1]) }), await service('persistence')];
     const ports = [await freePort(), await freePort()];
     const gateways = [await service('gateway', { PORT: String(ports[0]) }), await service('gateway', { PORT: String(ports[1]) })];
     const apis = ports.map((p) => client(`http://127.0.0.1:${p}`));
@@ -151,5 +157,11 @@ describe('scale-out: a 3-node NATS cluster, two of each service, under load', ()
     }, 90_000, 'the read models to hold every steer with its final status').catch((err: Error) => {
       throw new Error(`${err.message}; ${readProgress}\n${persistence.map((p) => p.lines.filter((l) => /error|warn/i.test(l)).slice(-5).join('\n')).join('\n')}`);
     });
+
+    // Counters where the facts are made: every resume was made by the surviving engine, and it counted each one;
+    // the surviving persistence instance, holding every partition, has no lag left.
+    const engineMetrics = await scrape(`http://127.0.0.1:${metricsPorts[0]}/metrics`);
+    expect(total([engineMetrics], 'steerline_turns_resumed_total')).toBe(log.filter((e) => e.event.type === 'TurnResumed').length);
+    await eventually(async () => total([await scrape(`http://127.0.0.1:${metricsPorts[1]}/metrics`)], 'steerline_projection_lag_events') === 0 || undefined, 30_000, 'the surviving projector to report no lag');
   }, 300_000);
 });

@@ -55,6 +55,18 @@ describe('gateway over real NATS', () => {
     expect((await json(res)).error.code).toBe('invalid_request');
   });
 
+  it('reads a body of a +json media type as JSON (the steer is validated, not refused as not JSON)', async () => {
+    const res = await call(`/v1/turns/${uuidv7()}/steers`, { method: 'POST', body: '{"text":"   "}', headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(res.status).toBe(400);
+    expect((await json(res)).error.message).toMatch(/text/);
+  });
+
+  it('reads an empty body sent as application/json as no body', async () => {
+    const res = await call(`/v1/turns/${uuidv7()}/steers`, { method: 'POST', body: '', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect((await json(res)).error).toMatchObject({ code: 'invalid_request', message: 'a JSON request body is required' });
+  });
+
   it(`refuses a body larger than ${BODY_MAX_BYTES} bytes with payload_too_large`, async () => {
     const res = await postJson(`/v1/turns/${uuidv7()}/steers`, { text: 'x'.repeat(BODY_MAX_BYTES + 1) });
     expect(res.status).toBe(413);

@@ -1,15 +1,15 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BODY_MAX_BYTES, connectNats, nestLogger, type Logger } from '@steerline/contracts';
+import { connectNats, nestLogger, type Logger } from '@steerline/contracts';
 import { AppModule } from './app.module';
 import { securityHeaders } from './auth/security-headers';
 import type { GatewayConfig } from './config';
 import { consoleAssets } from './console/console-assets';
 import { trackConnections } from './http/connections';
 import { ErrorFilter } from './http/error.filter';
-import { JSON_MEDIA_TYPES } from './http/params';
+import { gatewayHttpAdapter } from './http/fastify';
 import { gatewayLogger } from './logger';
 import { GatewayMetrics } from './observability/metrics';
 import { requestLog } from './observability/request-log';
@@ -33,11 +33,12 @@ export interface StartOptions {
 export async function startGateway(config: GatewayConfig, opts: StartOptions = {}): Promise<RunningGateway> {
   const logger = opts.logger ?? gatewayLogger();
   const nc = await connectNats(config.natsUrl, 'steerline-gateway');
-  let app: NestExpressApplication | undefined;
+  let app: NestFastifyApplication | undefined;
   try {
     // abortOnError false: a bootstrap failure must reject here, not exit the process under a test.
     const metrics = new GatewayMetrics();
-    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, nc, metrics), new ExpressAdapter(), {
+    app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, nc, metrics), gatewayHttpAdapter(), {
+      // The adapter has the gateway's own JSON parser (the contract's size limit).
       bodyParser: false,
       logger: nestLogger(logger),
       abortOnError: false,
@@ -45,12 +46,9 @@ export async function startGateway(config: GatewayConfig, opts: StartOptions = {
     // First, so even a request the body parser refuses is timed and logged.
     app.use(requestLog(logger, metrics));
     app.use(securityHeaders());
-    // Our own JSON parser, so the size limit is the contract's and non-JSON bodies stay unread.
     // The console is files, not API: outside Nest's routes, the auth guard and /docs.
     app.use('/console', consoleAssets(config.consoleDir));
-    app.useBodyParser('json', { limit: BODY_MAX_BYTES, type: JSON_MEDIA_TYPES });
     app.useGlobalFilters(new ErrorFilter());
-    app.disable('x-powered-by');
     const connections = trackConnections(app.getHttpServer());
     await app.listen(config.port, config.host);
     const url = await app.getUrl();
@@ -74,7 +72,7 @@ export async function startGateway(config: GatewayConfig, opts: StartOptions = {
 // Nest runs module destroy hooks (the receipt waiter lets its waits go) before
 // it closes the HTTP server, which then waits for in-flight requests; NATS is
 // drained last so those requests can still get their replies.
-async function shutdown(app: NestExpressApplication, nc: NatsConnection, connections: ReturnType<typeof trackConnections>): Promise<void> {
+async function shutdown(app: NestFastifyApplication, nc: NatsConnection, connections: ReturnType<typeof trackConnections>): Promise<void> {
   // Connections with nothing in flight are ended as soon as they are, so the
   // HTTP server's close waits for in-flight requests only.
   const stopSweeping = connections.closeWhenIdle();

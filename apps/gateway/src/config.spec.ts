@@ -9,7 +9,7 @@ describe('gateway configuration', () => {
       host: '127.0.0.1',
       port: 3000,
       apiKeys: undefined,
-      rateLimit: { perSecond: 100, burst: 200 },
+      rateLimit: { perSecond: 100, burst: 200, storeTimeoutMs: 250, storeReplicas: 1 },
       sseHeartbeatMs: 15_000,
       consoleDir: defaultConsoleDir(),
       sseMaxStreams: 20_000,
@@ -23,9 +23,9 @@ describe('gateway configuration', () => {
     expect(defaultConsoleDir('/')).toBeUndefined();
   });
 
-  it('reads the rate limit and its burst, and turns the limit off at 0', () => {
-    expect(loadGatewayConfig({ STEERLINE_RATE_LIMIT: '2', STEERLINE_RATE_BURST: '5' }).rateLimit).toEqual({ perSecond: 2, burst: 5 });
-    expect(loadGatewayConfig({ STEERLINE_RATE_LIMIT: '0.5' }).rateLimit).toEqual({ perSecond: 0.5, burst: 1 });
+  it('reads the rate limit, its burst and the shared store’s timeout, and turns the limit off at 0', () => {
+    expect(loadGatewayConfig({ STEERLINE_RATE_LIMIT: '2', STEERLINE_RATE_BURST: '5', STEERLINE_RATE_LIMIT_TIMEOUT_MS: '50', STEERLINE_STREAM_REPLICAS: '3' }).rateLimit).toEqual({ perSecond: 2, burst: 5, storeTimeoutMs: 50, storeReplicas: 3 });
+    expect(loadGatewayConfig({ STEERLINE_RATE_LIMIT: '0.5' }).rateLimit).toEqual({ perSecond: 0.5, burst: 1, storeTimeoutMs: 250, storeReplicas: 1 });
     expect(loadGatewayConfig({ STEERLINE_RATE_LIMIT: '0' }).rateLimit).toBeUndefined();
   });
 
@@ -44,6 +44,8 @@ describe('gateway configuration', () => {
     ['STEERLINE_API_KEYS', { STEERLINE_API_KEYS: 'k:acme,k:globex' }],
     ['STEERLINE_API_KEYS', { STEERLINE_API_KEYS: ' ' }],
     ['STEERLINE_RATE_LIMIT', { STEERLINE_RATE_LIMIT: '-1' }],
+    ['STEERLINE_RATE_LIMIT_TIMEOUT_MS', { STEERLINE_RATE_LIMIT_TIMEOUT_MS: '5' }],
+    ['STEERLINE_STREAM_REPLICAS', { STEERLINE_STREAM_REPLICAS: '7' }],
     ['STEERLINE_RATE_BURST', { STEERLINE_RATE_BURST: '0' }],
     ['STEERLINE_SSE_HEARTBEAT_MS', { STEERLINE_SSE_HEARTBEAT_MS: '5' }],
     ['STEERLINE_SSE_MAX_STREAMS', { STEERLINE_SSE_MAX_STREAMS: '0' }],

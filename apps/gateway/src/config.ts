@@ -33,6 +33,10 @@ export interface RateLimit {
   perSecond: number;
   /** Bucket size: how many requests may arrive at once after a quiet spell. */
   burst: number;
+  /** How long a call to the shared store (NATS KV) may take before the gateway fails open to its own bucket. */
+  storeTimeoutMs?: number;
+  /** Replicas of the shared store's KV bucket when this gateway makes it (STEERLINE_STREAM_REPLICAS). */
+  storeReplicas?: number;
 }
 
 export const GATEWAY_CONFIG = Symbol('GatewayConfig');
@@ -70,6 +74,8 @@ const EnvSchema = z.object({
   // Generous defaults: the limit is there to stop a runaway client, not to meter a normal one.
   STEERLINE_RATE_LIMIT: number('a number of requests per second (0 turns the limit off)', '100', (n) => n >= 0),
   STEERLINE_RATE_BURST: number('a positive number of requests', '', (n) => n >= 1),
+  STEERLINE_RATE_LIMIT_TIMEOUT_MS: number('an integer from 10 to 10000', '250', (n) => Number.isInteger(n) && n >= 10 && n <= 10_000),
+  STEERLINE_STREAM_REPLICAS: number('an integer from 1 to 5', '1', (n) => Number.isInteger(n) && n >= 1 && n <= 5),
   STEERLINE_CONSOLE_DIR: z.string().trim().min(1, 'must not be empty').optional(),
   STEERLINE_SSE_HEARTBEAT_MS: number('an integer from 100 to 300000', '15000', (n) => Number.isInteger(n) && n >= 100 && n <= 300_000),
   STEERLINE_SSE_MAX_STREAMS: number('a positive integer', '20000', (n) => Number.isInteger(n) && n >= 1),
@@ -118,7 +124,8 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string
   }
   const perSecond = e.STEERLINE_RATE_LIMIT ?? 0;
   // Without an explicit burst, two seconds' worth: room for a page that fires a few calls at once.
-  const rateLimit = perSecond > 0 ? { perSecond, burst: e.STEERLINE_RATE_BURST ?? Math.max(1, Math.ceil(perSecond * 2)) } : undefined;
+  const rateLimit =
+    perSecond > 0 ? { perSecond, burst: e.STEERLINE_RATE_BURST ?? Math.max(1, Math.ceil(perSecond * 2)), storeTimeoutMs: e.STEERLINE_RATE_LIMIT_TIMEOUT_MS ?? 250, storeReplicas: e.STEERLINE_STREAM_REPLICAS ?? 1 } : undefined;
   return {
     natsUrl: e.NATS_URL,
     prefix: e.STEERLINE_PREFIX,

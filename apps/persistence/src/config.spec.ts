@@ -7,8 +7,14 @@ describe('persistence configuration', () => {
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/steerline',
       prefix: 'steerline',
       streamReplicas: 1,
+      partitions: 1,
       metrics: { host: '127.0.0.1', port: 9102 },
     });
+  });
+
+  it('reads the partitions a new read-model generation is projected in', () => {
+    expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '8' }).partitions).toBe(8);
+    expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '' }).partitions).toBe(1);
   });
 
   it('serves /metrics on METRICS_PORT (0: a free port), or nowhere with off', () => {
@@ -29,6 +35,8 @@ describe('persistence configuration', () => {
     ['DATABASE_URL', { DATABASE_URL: 'postgres://localhost:5432' }],
     ['NATS_URL', { NATS_URL: 'http://x y' }],
     ['STEERLINE_PREFIX', { STEERLINE_PREFIX: 'a.b' }],
+    ['STEERLINE_PARTITIONS', { STEERLINE_PARTITIONS: '0' }],
+    ['STEERLINE_PARTITIONS', { STEERLINE_PARTITIONS: '65' }],
   ])('refuses a bad %s, naming it', (name, env) => {
     expect(() => loadPersistenceConfig(env)).toThrow(new RegExp(`invalid persistence configuration: .*${name}`));
   });

@@ -11,6 +11,13 @@ export interface PersistenceConfig {
   /** Replicas of the stream when this service is the first to create it. */
   streamReplicas: number;
   /**
+   * How many partitions a new read-model generation is projected in (conversations
+   * split by a hash of their id; each partition has its own consumer, checkpoint
+   * and lock, and the live instances share them). A generation keeps the count it
+   * was created with; `npm run rebuild` builds one with this count.
+   */
+  partitions: number;
+  /**
    * A fault to inject, for fault tests only. `exit_after_commit`: the projector
    * kills its own process (SIGKILL) right after its first batch commits and
    * before it acks, the window in which a crash must change nothing.
@@ -22,6 +29,9 @@ export interface PersistenceConfig {
 
 // An empty variable counts as unset, so `DATABASE_URL= npm start` means "use the default".
 const unsetIfEmpty = (value: unknown) => (value === '' ? undefined : value);
+
+/** See docs/performance.md, "Partitioned projection", for the measurements behind it. */
+export const DEFAULT_PARTITIONS = 1;
 
 const natsServer = /^((nats|tls|ws|wss):\/\/)?[^\s,/]+(:\d+)?\/?$/;
 
@@ -49,6 +59,7 @@ const EnvSchema = z.object({
       .default(DEFAULT_PREFIX),
   ),
   STEERLINE_STREAM_REPLICAS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(5).default(1)),
+  STEERLINE_PARTITIONS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(64).default(DEFAULT_PARTITIONS)),
   STEERLINE_FAULT: z.preprocess(unsetIfEmpty, z.enum(['exit_after_commit']).optional()),
   ...metricsEnv(METRICS_PORTS.persistence),
 });
@@ -60,13 +71,14 @@ export function loadPersistenceConfig(env: Record<string, string | undefined> = 
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`invalid persistence configuration: ${problems}`);
   }
-  const { NATS_URL, DATABASE_URL, STEERLINE_PREFIX, STEERLINE_STREAM_REPLICAS, STEERLINE_FAULT } = parsed.data;
+  const { NATS_URL, DATABASE_URL, STEERLINE_PREFIX, STEERLINE_STREAM_REPLICAS, STEERLINE_PARTITIONS, STEERLINE_FAULT } = parsed.data;
   const metrics = metricsListen(parsed.data);
   return {
     natsUrl: NATS_URL,
     databaseUrl: DATABASE_URL,
     prefix: STEERLINE_PREFIX,
     streamReplicas: STEERLINE_STREAM_REPLICAS,
+    partitions: STEERLINE_PARTITIONS,
     ...(STEERLINE_FAULT && { fault: STEERLINE_FAULT }),
     ...(metrics && { metrics }),
   };

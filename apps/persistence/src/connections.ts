@@ -11,7 +11,7 @@ export const NATS_CONNECTION = Symbol('NATS_CONNECTION');
 export function connectionProviders(config: PersistenceConfig): Provider[] {
   return [
     { provide: NATS_CONNECTION, useFactory: () => connectNats(config.natsUrl, 'steerline-persistence') },
-    { provide: DataSource, useFactory: () => openReadModels(config.databaseUrl) },
+    { provide: DataSource, useFactory: () => openReadModels(config.databaseUrl, undefined, config.partitions) },
   ];
 }
 

@@ -32,6 +32,10 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     stored: `${prefix}.stored.>`,
     conversationStored: (tenantId: string, conversationId: string) =>
       `${prefix}.stored.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}`,
+    /** Every stored event of one tenant, republished: a gateway waits here for a steer of a turn whose conversation it does not know yet. */
+    tenantStored: (tenantId: string) => `${prefix}.stored.${token(tenantId, 'tenantId')}.*`,
+    /** One tenant's event subjects, for a stream made before the republish rule. */
+    tenantEvents: (tenantId: string) => `${prefix}.evt.${token(tenantId, 'tenantId')}.*`,
     /** Live output (core NATS only, never stored): ModelDelta and ToolProgress of a conversation's running turn. */
     conversationLive: (tenantId: string, conversationId: string) =>
       `${prefix}.live.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}`,
@@ -61,6 +65,8 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     /** KV buckets: which engine owns which running turn, and which engines are alive. */
     turnsBucket: `${prefix}_turns`,
     enginesBucket: `${prefix}_engines`,
+    /** KV bucket: every gateway's shared token bucket per API key (rate limits across gateways). */
+    rateLimitsBucket: `${prefix}_ratelimits`,
   };
 }
 export type Subjects = ReturnType<typeof subjects>;

@@ -2,7 +2,7 @@ import { createParamDecorator, Inject, Injectable, Optional, SetMetadata, type C
 import { Reflector } from '@nestjs/core';
 import { SteerlineError } from '@steerline/contracts';
 import { noteIds, type HttpRequest } from '../http/http.types';
-import { RateLimiter } from '../rate-limit/token-bucket';
+import { SharedRateLimiter } from '../rate-limit/shared-rate-limiter';
 import { ApiKeys } from './api-keys';
 
 const PUBLIC_ROUTE = 'steerline:public';
@@ -17,7 +17,7 @@ export function isPublicRoute(reflector: Reflector, handler: Function, controlle
 
 /**
  * Resolves the caller's tenant from its API key and takes a token from the
- * key's rate-limit bucket; registered as the global guard. Public routes are
+ * key's rate-limit bucket, shared by every gateway; registered as the global guard. Public routes are
  * neither authenticated nor limited: probes must not be starved by traffic.
  */
 @Injectable()
@@ -25,10 +25,10 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     @Inject(ApiKeys) private readonly keys: ApiKeys,
-    @Optional() @Inject(RateLimiter) private readonly limiter?: RateLimiter,
+    @Optional() @Inject(SharedRateLimiter) private readonly limiter?: SharedRateLimiter,
   ) {}
 
-  canActivate(ctx: ExecutionContext): boolean {
+  canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<HttpRequest>();
     // Guards run once a route matched: the template and path ids are known here.
     noteIds(req, {
@@ -43,8 +43,9 @@ export class AuthGuard implements CanActivate {
     noteIds(req, { tenantId });
     // An open API has no keys: its callers are told apart by address.
     req.clientKey = keyId ? `key:${keyId}` : `addr:${req.socket.remoteAddress ?? 'unknown'}`;
-    this.limiter?.take(req.clientKey);
-    return true;
+    // Usually decided at once from tokens leased here; otherwise after one shared-store round trip.
+    const limited = this.limiter?.take(req.clientKey);
+    return limited ? limited.then(() => true) : true;
   }
 }
 

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import type { RateLimit } from '../config';
-import { RateLimiter } from '../rate-limit/token-bucket';
+import { rateLimiterProvider } from '../rate-limit/rate-limit.provider';
 import { ApiKeys } from './api-keys';
 import { API_KEYS_SOURCE, ApiKeysFileReloader, readApiKeyFile, type ApiKeysSource } from './api-keys-file';
 import { AuthGuard } from './auth.guard';
@@ -17,7 +17,7 @@ export class AuthModule {
         { provide: API_KEYS_SOURCE, useValue: source },
         { provide: ApiKeys, useValue: new ApiKeys(keys, file ? readApiKeyFile(file) : undefined) },
         ApiKeysFileReloader,
-        ...(rateLimit ? [{ provide: RateLimiter, useValue: new RateLimiter(rateLimit) }] : []),
+        ...(rateLimit ? [rateLimiterProvider(rateLimit)] : []),
         { provide: APP_GUARD, useClass: AuthGuard },
       ],
     };

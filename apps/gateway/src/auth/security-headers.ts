@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * Standard security headers on every answer, errors included: no content-type
  * sniffing, never framed, no referrer leaked, and a Content-Security-Policy
  * that allows nothing but the inline style of the HTML pages (the route list
- * at /docs), so a page can run no script. Express's banner is disabled in app.ts.
+ * at /docs), so a page can run no script. Fastify sends no X-Powered-By banner.
  */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',

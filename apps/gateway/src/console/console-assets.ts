@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { HttpRequest, HttpResponse } from '../http/http.types';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
  * Serves the console's built files (apps/console, bundled into dist/console by
@@ -41,7 +41,7 @@ export function defaultConsoleDir(from: string = __dirname): string | undefined 
 }
 
 /**
- * An Express handler for the /console mount. The files are read once at
+ * A middleware for the /console mount (Node's request and response). The files are read once at
  * start-up (a few dozen kB) so a request never touches the disk or a path
  * built from its URL. Unbuilt console: 404 saying how to build it.
  */
@@ -53,14 +53,16 @@ export function consoleAssets(dir: string | undefined) {
       if (type) files.set(name, { body: readFileSync(path.join(dir, name)), type });
     }
   }
-  return (req: HttpRequest, res: HttpResponse, next: () => void): void => {
+  return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
-    // Under the mount, Express leaves the rest of the path in req.url: "/" or "/console.js".
+    // Under the mount, the rest of the path is left in req.url: "/" or "/console.js".
     const pathname = new URL(req.url ?? '/', 'http://console').pathname;
     const file = files.get(pathname === '/' ? 'index.html' : pathname.slice(1));
     if (!file) {
       const message = files.size ? `no console file ${JSON.stringify(pathname)}` : 'the console is not built: run `npm run build`';
-      res.status(404).json({ error: { code: 'not_found', message } });
+      const body = JSON.stringify({ error: { code: 'not_found', message } });
+      res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
       return;
     }
     res.setHeader('Content-Security-Policy', CONSOLE_CSP);

@@ -39,8 +39,13 @@ export interface TailMember {
 // subscribers before the stream has stored it, so the log is read again after these delays.
 const RECHECK_MS = [25, 250];
 
+/** Gets every stored event message of a conversation as it arrives (receipt waits): no live messages, no framing. */
+export type StoredListener = (msg: Msg) => void;
+
 interface Tail {
   members: Set<TailMember>;
+  /** Each listener once, however many waits it holds (a count each): one message, one call. */
+  listeners: Map<StoredListener, number>;
   /**
    * "The conversation's first event at or after sequence n", by n. A found
    * answer never changes (the log only grows at its end), so it is kept;
@@ -49,7 +54,9 @@ interface Tail {
   reads: Map<number, Promise<LoggedFrame | null>>;
   /** Pending re-reads after a doorbell (older streams only). */
   rechecks: NodeJS.Timeout[];
-  subs: Subscription[];
+  stored?: Subscription;
+  /** Only while a watcher is here: listeners need no live output. */
+  live?: Subscription;
   /** The highest stream sequence handed to the members. */
   latest: number;
   /** Resolves once the server has the subscriptions, so nothing stored after it is missed. */
@@ -57,11 +64,12 @@ interface Tail {
 }
 
 /**
- * The gateway's interest in the conversations its clients watch: per
- * conversation, while at least one client watches it, ONE core subscription to
- * its republished stored events (`<prefix>.stored.<tenant>.<conversation>`,
- * carrying stream sequences) and one to its live messages. Reference-counted:
- * the first watcher subscribes, the last one to leave unsubscribes. No
+ * The gateway's interest in the conversations its clients watch or wait on: per
+ * conversation, while at least one client watches it or waits for a steer's
+ * receipt in it, ONE core subscription to its republished stored events
+ * (`<prefix>.stored.<tenant>.<conversation>`, carrying stream sequences), and
+ * while someone watches, one to its live messages. Reference-counted: the
+ * first watcher or waiter subscribes, the last one to leave unsubscribes. No
  * JetStream consumer is held, and events of conversations nobody here
  * watches never reach this gateway (docs/design.md §8.7).
  *
@@ -101,29 +109,64 @@ export class ConversationTails implements OnModuleDestroy {
    * resolves once the subscription is live on the server. Returns the leave function.
    */
   async join(tenantId: string, conversationId: string, member: TailMember): Promise<() => void> {
-    const republished = await this.eventLog.republishes();
-    const key = `${tenantId}.${conversationId}`;
-    let tail = this.tails.get(key);
-    if (!tail) {
-      const created: Tail = { members: new Set(), subs: [], rechecks: [], reads: new Map(), latest: 0, ready: Promise.resolve() };
-      const stored = republished
-        ? this.nc.subscribe(this.s.conversationStored(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutStored(created, msg)) })
-        : this.nc.subscribe(this.s.conversationEvents(tenantId, conversationId), { callback: (err) => (err ? this.failed(err) : ring(created)) });
-      const live = this.nc.subscribe(this.s.conversationLive(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutLive(created.members, msg)) });
-      created.subs.push(stored, live);
-      created.ready = this.nc.flush();
-      this.tails.set(key, created);
-      tail = created;
-    }
+    const tail = this.tail(tenantId, conversationId, await this.eventLog.republishes());
     tail.members.add(member);
-    const joined = tail;
+    if (!tail.live) {
+      tail.live = this.nc.subscribe(this.s.conversationLive(tenantId, conversationId), { callback: (err, msg) => (err ? this.failed(err) : fanOutLive(tail.members, msg)) });
+      tail.ready = this.nc.flush();
+    }
+    return this.entered(tenantId, conversationId, tail, () => tail.members.delete(member));
+  }
+
+  /**
+   * Hands `heard` every stored event of the conversation from now on (a
+   * receipt wait), sharing the watchers' subscription; resolves once the
+   * server has it. Without a known stream (not made yet, or not answering)
+   * it listens to the event subject, as for a stream without republish.
+   */
+  async listen(tenantId: string, conversationId: string, heard: StoredListener): Promise<() => void> {
+    const tail = this.tail(tenantId, conversationId, await this.eventLog.republishes().catch(() => false));
+    tail.listeners.set(heard, (tail.listeners.get(heard) ?? 0) + 1);
+    return this.entered(tenantId, conversationId, tail, () => release(tail.listeners, heard));
+  }
+
+  /** The conversation's tail, made (with its stored-events subscription) when it has none. */
+  private tail(tenantId: string, conversationId: string, republished: boolean): Tail {
+    const key = `${tenantId}.${conversationId}`;
+    const existing = this.tails.get(key);
+    if (existing) return existing;
+    const created: Tail = { members: new Set(), listeners: new Map(), rechecks: [], reads: new Map(), latest: 0, ready: Promise.resolve() };
+    const onStored = (msg: Msg) => {
+      for (const heard of [...created.listeners.keys()]) heard(msg);
+      if (created.members.size === 0) return;
+      if (republished) fanOutStored(created, msg);
+      else ring(created);
+    };
+    const subject = republished ? this.s.conversationStored(tenantId, conversationId) : this.s.conversationEvents(tenantId, conversationId);
+    created.stored = this.nc.subscribe(subject, { callback: (err, msg) => (err ? this.failed(err) : onStored(msg)) });
+    created.ready = this.nc.flush();
+    this.tails.set(key, created);
+    return created;
+  }
+
+  /** Waits until the tail's subscriptions are live; returns the leave function (which unsubscribes after the last one). */
+  private async entered(tenantId: string, conversationId: string, tail: Tail, remove: () => boolean): Promise<() => void> {
+    const key = `${tenantId}.${conversationId}`;
+    let left = false;
     const leave = () => {
-      if (!joined.members.delete(member) || joined.members.size > 0) return;
-      stop(joined);
-      if (this.tails.get(key) === joined) this.tails.delete(key);
+      if (left) return;
+      left = true;
+      if (!remove()) return;
+      if (tail.members.size === 0 && tail.live) {
+        tail.live.unsubscribe();
+        tail.live = undefined;
+      }
+      if (tail.members.size > 0 || tail.listeners.size > 0) return;
+      stop(tail);
+      if (this.tails.get(key) === tail) this.tails.delete(key);
     };
     try {
-      await joined.ready;
+      await tail.ready;
     } catch (err) {
       leave();
       throw err;
@@ -171,8 +214,18 @@ export class ConversationTails implements OnModuleDestroy {
   }
 }
 
+/** Takes one count off `key`; true when it was there. */
+export function release<K>(counts: Map<K, number>, key: K): boolean {
+  const n = counts.get(key);
+  if (n === undefined) return false;
+  if (n > 1) counts.set(key, n - 1);
+  else counts.delete(key);
+  return true;
+}
+
 function stop(tail: Tail): void {
-  for (const sub of tail.subs) sub.unsubscribe();
+  tail.stored?.unsubscribe();
+  tail.live?.unsubscribe();
   for (const timer of tail.rechecks) clearTimeout(timer);
 }
 

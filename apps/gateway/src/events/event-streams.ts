@@ -47,7 +47,7 @@ export class EventStreams implements OnModuleDestroy {
   ) {
     metrics.countStreams(() => this.open.size);
     metrics.gauge('steerline_event_streams_live', 'Event streams past their replay, following their conversation live', () => this.stats().live);
-    metrics.gauge('steerline_watched_conversations', 'Conversations this gateway subscribes to for its event streams', () => this.tails.size);
+    metrics.gauge('steerline_watched_conversations', 'Conversations this gateway subscribes to, for its event streams and receipt waits', () => this.tails.size);
     this.heartbeat = setInterval(() => {
       for (const w of [...this.open]) w.heartbeat();
     }, config.sseHeartbeatMs);

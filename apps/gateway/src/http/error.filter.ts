@@ -5,8 +5,8 @@ import { noteIds, type HttpRequest, type HttpResponse } from './http.types';
 /**
  * The one place an error becomes an HTTP answer: `{error: {code, message, …}}`
  * with the status the contract gives the code. Client mistakes caught by Nest
- * or Express (bad JSON, oversized bodies, unknown routes) are given a contract
- * code too, so nothing a client does wrong surfaces as a 5xx.
+ * or Fastify (oversized bodies, unknown routes and methods) are given a
+ * contract code too, so nothing a client does wrong surfaces as a 5xx.
  */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -34,13 +34,11 @@ export function errorBodyOf(err: unknown): ErrorBody {
   return { code: 'internal', message: 'internal error' };
 }
 
-// Express's body parser errors reach here as HttpExceptions whose cause is the
-// parser's error; its `type` says what went wrong without reading messages.
+// Fastify's errors (a body over its limit) reach here as HttpExceptions with
+// their status; the gateway's JSON parser throws SteerlineErrors itself.
 function fromHttpException(err: HttpException): ErrorBody {
   const status = err.getStatus();
-  const type = (err.cause as { type?: unknown } | undefined)?.type;
   if (status === 413) return { code: 'payload_too_large', message: `the request body is larger than ${BODY_MAX_BYTES} bytes` };
-  if (type === 'entity.parse.failed') return { code: 'invalid_request', message: 'the request body is not valid JSON' };
   if (status === 404) return { code: 'not_found', message: err.message };
   if (status === 401) return { code: 'unauthorized', message: err.message };
   if (status === 429) return { code: 'rate_limited', message: err.message };

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
- * The slice of Express's request and response the gateway uses. Declared here
- * because the project does not depend on @types/express.
+ * The slice of a request and a response the gateway's code uses: Node's, plus
+ * a few of Express's names. Fastify's request and reply are given these in
+ * http/fastify.ts, so no controller, guard or stream depends on the framework.
  */
 export interface HttpRequest extends IncomingMessage {
   body?: unknown;
@@ -13,7 +14,7 @@ export interface HttpRequest extends IncomingMessage {
   tenantId?: string;
   /** Set by the auth guard: who per-client limits count against (`key:<id>`, or `addr:<address>` on an open API). */
   clientKey?: string;
-  /** Set by Express once a route matched; its `path` is the template (`/v1/turns/:tid`). */
+  /** Set once a route matched; its `path` is the template (`/v1/turns/:tid`). */
   route?: { path?: unknown };
   /** Ids for the request's log line and metrics, filled in along the way (see `noteIds`). */
   observed?: ObservedRequest;

@@ -21,6 +21,16 @@ export class GatewayMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
+  readonly rateLimitStoreFailures = new Counter({
+    name: 'steerline_rate_limit_store_failures_total',
+    help: 'Calls to the shared rate-limit store (NATS KV) that failed or timed out; the gateway then fails open to its own limit',
+    registers: [this.registry],
+  });
+  readonly rateLimitFailedOpen = new Counter({
+    name: 'steerline_rate_limit_failed_open_total',
+    help: 'Requests limited by this gateway alone because the shared rate-limit store did not answer',
+    registers: [this.registry],
+  });
 
   constructor() {
     const sum = (sources: Array<() => number>) => sources.reduce((n, read) => n + read(), 0);

@@ -8,7 +8,7 @@ import type { GatewayMetrics } from './metrics';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * Express middleware, first in the chain: gives every request an id (echoed in
+ * Middleware (Node's request and response), first in the chain: gives every request an id (echoed in
  * `X-Request-Id`), observes its duration, and — through pino-http — writes one
  * log line when its answer is done:
  * `{"message":"request","requestId","method","route","status","durationMs",…}`

@@ -14,6 +14,7 @@ interface Bucket {
 /**
  * A token bucket per caller, in this gateway's memory: each instance limits
  * on its own, so N gateways behind a balancer allow up to N times the rate.
+ * The shared limiter falls back to it while the shared store does not answer.
  * `now` is injectable so the arithmetic is tested without sleeping.
  */
 export class RateLimiter {

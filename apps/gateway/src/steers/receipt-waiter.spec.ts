@@ -1,36 +1,48 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, subjects, uuidv7, type SteerlineEvent } from '@steerline/contracts';
-import { delivered as deliveredEvent, NATS_URL, publishEvent } from '../testing/harness';
+import { connectNats, subjects, uuidv7, type SteerlineEvent, type TurnView } from '@steerline/contracts';
+import { ConversationTails } from '../events/conversation-tails';
+import { EventLogClient } from '../nats/event-log.client';
+import { ReadModelsClient } from '../nats/read-models.client';
+import { answer, delivered as deliveredEvent, NATS_URL, publishEvent } from '../testing/harness';
 import { ReceiptWaiter } from './receipt-waiter';
+import { SettlementInterest } from './settlement-interest';
 
+// No stream under this prefix: the waiter listens on the event subjects, where the harness publishes.
 describe('ReceiptWaiter', () => {
   const s = subjects(`rwtest_${uuidv7().slice(-12)}`);
   const conversationId = uuidv7();
   const turnId = uuidv7();
   let nc: NatsConnection;
+  let tails: ConversationTails;
+  let interest: SettlementInterest;
   let waiter: ReceiptWaiter;
 
   beforeAll(async () => {
     nc = await connectNats(NATS_URL, 'receipt-waiter-spec');
-    waiter = new ReceiptWaiter(nc, s);
-    await waiter.onModuleInit();
+    const eventLog = new EventLogClient(nc, s);
+    tails = new ConversationTails(nc, s, eventLog);
+    interest = new SettlementInterest(nc, s, tails, new ReadModelsClient(nc, s), eventLog);
+    waiter = new ReceiptWaiter(interest);
   });
   afterAll(async () => {
     waiter.onModuleDestroy();
+    interest.onModuleDestroy();
+    tails.onModuleDestroy();
     await nc.drain();
   });
 
-  const delivered = (steerId: string, envelope: { turnId?: string; tenantId?: string } = {}) =>
+  const delivered = (steerId: string, envelope: { turnId?: string; tenantId?: string; conversationId?: string } = {}) =>
     deliveredEvent({ conversationId, turnId, steerId, ...envelope });
 
   const publish = async (event: SteerlineEvent, steerIdHeader?: string) => {
     publishEvent(nc, s, event, steerIdHeader);
     await nc.flush();
   };
+  const inConversation = (steerId: string) => waiter.register({ tenantId: 'acme', steerId, conversationId });
 
   it('keeps a settlement that arrives between register and wait', async () => {
     const steerId = uuidv7();
-    const pending = waiter.register({ tenantId: 'acme', steerId });
+    const pending = await inConversation(steerId);
     await publish(delivered(steerId));
     await new Promise((r) => setTimeout(r, 50));
     await expect(pending.wait(turnId, 1_000)).resolves.toMatchObject({ steerId, status: 'delivered', turnId });
@@ -38,13 +50,13 @@ describe('ReceiptWaiter', () => {
   });
 
   it('gives up with no receipt when the time runs out', async () => {
-    const pending = waiter.register({ tenantId: 'acme', steerId: uuidv7() });
+    const pending = await inConversation(uuidv7());
     await expect(pending.wait(turnId, 50)).resolves.toBeUndefined();
     pending.cancel();
   });
 
   it('stops waiting as soon as the client goes away', async () => {
-    const pending = waiter.register({ tenantId: 'acme', steerId: uuidv7() });
+    const pending = await inConversation(uuidv7());
     const gone = new AbortController();
     const started = Date.now();
     setTimeout(() => gone.abort(), 20);
@@ -55,7 +67,7 @@ describe('ReceiptWaiter', () => {
 
   it('ignores a settlement of another turn or another tenant, and an event whose header misnames the steer', async () => {
     const steerId = uuidv7();
-    const pending = waiter.register({ tenantId: 'acme', steerId });
+    const pending = await inConversation(steerId);
     const waiting = pending.wait(turnId, 300);
     await publish(delivered(steerId, { turnId: uuidv7() }));
     await publish(delivered(steerId, { tenantId: 'globex' }));
@@ -66,8 +78,8 @@ describe('ReceiptWaiter', () => {
 
   it('settles every waiter of the same steer', async () => {
     const steerId = uuidv7();
-    const a = waiter.register({ tenantId: 'acme', steerId });
-    const b = waiter.register({ tenantId: 'acme', steerId });
+    const a = await inConversation(steerId);
+    const b = await inConversation(steerId);
     const both = Promise.all([a.wait(turnId, 1_000), b.wait(turnId, 1_000)]);
     await publish(delivered(steerId));
     const [ra, rb] = await both;
@@ -77,7 +89,61 @@ describe('ReceiptWaiter', () => {
     b.cancel();
   });
 
+  it('listens only to the conversations waited on, once each however many waits, and stops with the last wait', async () => {
+    const other = uuidv7();
+    const a = await inConversation(uuidv7());
+    const b = await inConversation(uuidv7());
+    expect(tails.size).toBe(1);
+    // A settlement in a conversation nobody waits on here never reaches this gateway.
+    const elsewhere = uuidv7();
+    const c = await waiter.register({ tenantId: 'acme', steerId: elsewhere, conversationId: other });
+    expect(tails.size).toBe(2);
+    c.cancel();
+    expect(tails.size).toBe(1);
+    a.cancel();
+    expect(tails.size).toBe(1);
+    b.cancel();
+    expect(tails.size).toBe(0);
+  });
+
+  it('finds the conversation of a turn it does not know through the read model, once, and listens there', async () => {
+    const turn = uuidv7();
+    const conv = uuidv7();
+    let asked = 0;
+    const query = await answer(nc, s.queryTurn, () => {
+      asked++;
+      return { id: turn, conversationId: conv } as TurnView;
+    });
+    try {
+      const steerId = uuidv7();
+      const pending = await waiter.register({ tenantId: 'acme', steerId, turnId: turn });
+      const again = await waiter.register({ tenantId: 'acme', steerId: uuidv7(), turnId: turn });
+      expect(asked).toBe(1);
+      expect(interest.tenantWideCount).toBe(0);
+      await publish(delivered(steerId, { turnId: turn, conversationId: conv }));
+      await expect(pending.wait(turn, 1_000)).resolves.toMatchObject({ steerId, status: 'delivered' });
+      pending.cancel();
+      again.cancel();
+      expect(tails.size).toBe(0);
+    } finally {
+      query.unsubscribe();
+    }
+  });
+
+  it('listens to the tenant for a turn no one can place yet, and only while that wait lasts', async () => {
+    const turn = uuidv7();
+    const steerId = uuidv7();
+    // No read model answers: the turn's conversation is unknown.
+    const pending = await waiter.register({ tenantId: 'acme', steerId, turnId: turn });
+    expect(interest.tenantWideCount).toBe(1);
+    await publish(delivered(steerId, { turnId: turn, conversationId: uuidv7() }));
+    await expect(pending.wait(turn, 1_000)).resolves.toMatchObject({ steerId, status: 'delivered' });
+    pending.cancel();
+    expect(interest.tenantWideCount).toBe(0);
+  });
+
   it('holds no registration once its callers have cancelled', () => {
     expect(waiter.pending).toBe(0);
+    expect(tails.size).toBe(0);
   });
 });

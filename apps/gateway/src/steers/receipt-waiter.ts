@@ -1,16 +1,19 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Match, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { decodeEvent, EVENT_TYPE_HEADER, STEER_ID_HEADER, STEER_SETTLEMENTS, type Receipt, type Subjects } from '@steerline/contracts';
-import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
+import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
+import { Match, type Msg } from '@nats-io/transport-node';
+import { decodeEvent, EVENT_TYPE_HEADER, STEER_ID_HEADER, STEER_SETTLEMENTS, type Receipt } from '@steerline/contracts';
+import { GatewayMetrics } from '../observability/metrics';
 import { settlementReceipt } from './receipts';
+import { SettlementInterest, type InterestScope } from './settlement-interest';
 
 const SETTLEMENTS: ReadonlySet<string> = new Set(STEER_SETTLEMENTS);
 // A steer settles once, but a client may reuse its steerId in another turn;
 // keeping a few early settlements lets `wait` pick the one of the right turn.
 const EARLY_KEPT = 4;
+/** How long a wait's subscription may take to be live before the steer is sent without it (its rechecks still find the settlement). */
+const LISTEN_WAIT_MS = 2_000;
 
-export interface SettleScope {
-  tenantId: string;
+/** The steer waited for, and where its settlement will be appended (its conversation, or its turn's). */
+export interface SettleScope extends InterestScope {
   steerId: string;
 }
 
@@ -26,66 +29,75 @@ export interface SettleWait {
 }
 
 /**
- * Waits for steer settlements on ONE core subscription to every event
- * subject (JetStream-stored messages reach core subscribers too). Routing uses
- * only the headers; the JSON is decoded only for a steer someone waits for.
- * Register before sending the command, so a settlement that races the
- * command's reply is not missed.
+ * Waits for steer settlements on the events of the conversations that this
+ * gateway's callers wait on, and on nothing else (SettlementInterest): an
+ * append elsewhere never wakes this gateway. Routing uses only the headers;
+ * the JSON is decoded only for a steer someone waits for. `register` resolves
+ * once the subscription is live on the server: register before sending the
+ * command, so a settlement that races the command's reply is not missed.
  */
 @Injectable()
-export class ReceiptWaiter implements OnModuleInit, OnModuleDestroy {
+export class ReceiptWaiter implements OnModuleDestroy {
   private readonly log = new Logger(ReceiptWaiter.name);
   private readonly waiters = new Map<string, Set<Registration>>();
-  private readonly observers: Array<(msg: Msg) => void> = [];
-  private sub?: Subscription;
+  private readonly heard = (msg: Msg) => {
+    // A throw here would unwind the NATS client's parser: one bad message must not take the gateway down.
+    try {
+      this.route(msg);
+    } catch (failure) {
+      this.log.error('event routing failed', { subject: msg.subject, error: (failure as Error)?.message });
+    }
+  };
   private closed = false;
 
   constructor(
-    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
-    @Inject(SUBJECTS) private readonly s: Subjects,
-  ) {}
-
-  async onModuleInit(): Promise<void> {
-    this.sub = this.nc.subscribe(this.s.events, {
-      callback: (err, msg) => {
-        if (err) return this.log.error('event subscription failed', err);
-        // A throw here would unwind the NATS client's parser: one bad message must not take the gateway down.
-        try {
-          this.route(msg);
-        } catch (failure) {
-          this.log.error('event routing failed', { subject: msg.subject, error: (failure as Error)?.message });
-        }
-      },
-    });
-    // The subscription must be live on the server before the first steer is sent.
-    await this.nc.flush();
+    @Inject(SettlementInterest) private readonly interest: SettlementInterest,
+    @Optional() @Inject(GatewayMetrics) metrics?: GatewayMetrics,
+  ) {
+    metrics?.gauge('steerline_receipt_waits_tenant_wide', 'Tenants this gateway listens to as a whole, for waits on turns whose conversation it does not know yet', () => interest.tenantWideCount);
   }
 
   /** Releases every wait (their callers answer with what they have) and stops listening. */
   onModuleDestroy(): void {
     this.closed = true;
     for (const set of [...this.waiters.values()]) for (const r of [...set]) r.cancel();
-    this.sub?.unsubscribe();
   }
 
-  register(scope: SettleScope): SettleWait {
+  /**
+   * Registers interest in the steer's settlement and resolves once it is
+   * listened for. Should NATS not take the subscription (within
+   * LISTEN_WAIT_MS), the wait still ends through its caller's read-model rechecks.
+   */
+  async register(scope: SettleScope): Promise<SettleWait> {
     const key = scope.steerId.toLowerCase();
+    let leave: (() => void) | undefined;
     const registration = new Registration(scope.tenantId, this.closed, () => {
+      leave?.();
       const set = this.waiters.get(key);
       set?.delete(registration);
       if (set?.size === 0) this.waiters.delete(key);
     });
-    if (!this.closed) {
-      const set = this.waiters.get(key) ?? new Set<Registration>();
-      set.add(registration);
-      this.waiters.set(key, set);
-    }
+    if (this.closed) return registration;
+    const set = this.waiters.get(key) ?? new Set<Registration>();
+    set.add(registration);
+    this.waiters.set(key, set);
+    const listening = this.interest.listen(scope, this.heard).then(
+      (stop) => {
+        if (registration.isDone) stop();
+        else leave = stop;
+      },
+      (err: unknown) => this.log.warn('could not listen for a steer settlement; its wait relies on the read model', { steerId: scope.steerId, error: (err as Error)?.message }),
+    );
+    // A connection away from NATS holds the subscription's flush: the steer goes on without it after a while.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([listening, new Promise((resolve) => (timer = setTimeout(resolve, LISTEN_WAIT_MS)))]);
+    clearTimeout(timer);
     return registration;
   }
 
-  /** Also hands every event message to `observer` (metrics), so the log is listened to once. */
-  observe(observer: (msg: Msg) => void): void {
-    this.observers.push(observer);
+  /** A turn's conversation, learnt from an answer, so later waits on the turn listen there at once. */
+  remember(tenantId: string, turnId: string, conversationId: string): void {
+    this.interest.remember(tenantId, turnId, conversationId);
   }
 
   /** How many registrations are open; a leak shows here. */
@@ -96,7 +108,6 @@ export class ReceiptWaiter implements OnModuleInit, OnModuleDestroy {
   }
 
   private route(msg: Msg): void {
-    for (const observe of this.observers) observe(msg);
     const type = msg.headers?.get(EVENT_TYPE_HEADER, Match.IgnoreCase);
     if (!type || !SETTLEMENTS.has(type)) return;
     const steerId = msg.headers?.get(STEER_ID_HEADER, Match.IgnoreCase).toLowerCase();
@@ -149,6 +160,10 @@ class Registration implements SettleWait {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiting = { turnId, resolve, signal, onAbort, timer: setTimeout(onAbort, ms) };
     });
+  }
+
+  get isDone(): boolean {
+    return this.done;
   }
 
   cancel(): void {

@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
 import { SteersController } from './steers.controller';
 import { ReceiptWaiter } from './receipt-waiter';
+import { SettlementInterest } from './settlement-interest';
 import { SteersService } from './steers.service';
 import { WaitingRequests } from '../observability/waiting-requests';
 
-@Module({ controllers: [SteersController], providers: [SteersService, ReceiptWaiter, WaitingRequests] })
+@Module({ imports: [EventsModule], controllers: [SteersController], providers: [SteersService, ReceiptWaiter, SettlementInterest, WaitingRequests] })
 export class SteersModule {}

@@ -32,7 +32,7 @@ export class SteersService {
     // The gateway picks the id when the client does not, so it can listen for
     // the settlement before the engine can produce it.
     const steerId = input.steerId ?? uuidv7();
-    const pending = waitSeconds > 0 ? this.waiter.register({ tenantId, steerId }) : undefined;
+    const pending = waitSeconds > 0 ? await this.waiter.register({ tenantId, steerId, ...where(target) }) : undefined;
     try {
       const receipt = await this.send(tenantId, target, input, steerId).catch(async (err: unknown) => {
         // Resubmitting a client's steer id after its turn ended: same receipt, no new event (docs/design.md §2.11).
@@ -41,6 +41,7 @@ export class SteersService {
         throw err;
       });
       this.log.debug('steer answered', { tenantId, turnId: receipt.turnId, steerId, status: receipt.status, position: receipt.position });
+      if ('conversationId' in target) this.waiter.remember(tenantId, receipt.turnId, target.conversationId);
       if (receipt.status !== 'queued' || !pending) return receipt;
       return (await this.settlement(pending, tenantId, receipt.turnId, steerId, waitSeconds * 1000, signal)) ?? receipt;
     } finally {
@@ -50,7 +51,7 @@ export class SteersService {
 
   async read(tenantId: string, turnId: string, steerId: string, waitSeconds: number, signal?: AbortSignal): Promise<Receipt> {
     if (waitSeconds <= 0) return this.reads.steer(tenantId, turnId, steerId);
-    const pending = this.waiter.register({ tenantId, steerId });
+    const pending = await this.waiter.register({ tenantId, steerId, turnId });
     try {
       // The read model lags the log: a steer just accepted may not be there
       // yet, so `not_found` is worth waiting on like `queued` is.
@@ -139,4 +140,9 @@ export class SteersService {
       throw err;
     }
   }
+}
+
+/** Where a steer's settlement will be appended, as far as the request says. */
+function where(target: SteerTarget): { turnId: string } | { conversationId: string } {
+  return 'turnId' in target ? { turnId: target.turnId } : { conversationId: target.conversationId };
 }

@@ -53,7 +53,8 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       call(path, { method: 'POST', key: init.key, body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...init.headers } }),
     async close() {
       await gateway.close();
-      await (await jetstreamManager(nc)).streams.delete(s.stream).catch(() => undefined);
+      const jsm = await jetstreamManager(nc);
+      for (const stream of [s.stream, `KV_${s.rateLimitsBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
       await nc.drain();
     },
   };

@@ -6,11 +6,12 @@ import { ensureActiveGeneration } from '../read-models/generations';
 import { quoteIdentifier } from '../read-models/schema';
 import { InitialSchema1767312000000 } from './1767312000000-initial-schema';
 import { AbandonedGenerations1767398400000 } from './1767398400000-abandoned-generations';
+import { GenerationPartitions1767657600000 } from './1767657600000-generation-partitions';
 
 export { quoteIdentifier };
 
 /** Every migration, oldest first; a new one is appended here. */
-export const MIGRATIONS = [InitialSchema1767312000000, AbandonedGenerations1767398400000];
+export const MIGRATIONS = [InitialSchema1767312000000, AbandonedGenerations1767398400000, GenerationPartitions1767657600000];
 
 const INVALID_CATALOG_NAME = '3D000';
 const DUPLICATE_DATABASE = '42P04';
@@ -45,8 +46,11 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
-/** Opens the read-model database, brings its schema up to date and makes sure a read-model generation is active. */
-export async function openReadModels(databaseUrl: string, applicationName = 'steerline-persistence'): Promise<DataSource> {
+/**
+ * Opens the read-model database, brings its schema up to date and makes sure a
+ * read-model generation is active (a first one is created with `partitions`).
+ */
+export async function openReadModels(databaseUrl: string, applicationName = 'steerline-persistence', partitions = 1): Promise<DataSource> {
   await ensureDatabase(databaseUrl);
   const dataSource = new DataSource({
     type: 'postgres',
@@ -64,7 +68,7 @@ export async function openReadModels(databaseUrl: string, applicationName = 'ste
   try {
     await lock.query('SELECT pg_advisory_lock(hashtext($1))', [MIGRATION_LOCK]);
     await dataSource.initialize();
-    await ensureActiveGeneration(dataSource);
+    await ensureActiveGeneration(dataSource, partitions);
   } catch (err) {
     if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
     throw err;

@@ -28,6 +28,8 @@ export interface BatchOutcome {
   rejectedBy: Partial<Record<RejectReason, number>>;
   /** Conversations this batch stalled. */
   stalls: StallRow[];
+  /** Events of other partitions the batch walked past (set by the live projector). */
+  foreign?: number;
 }
 
 /** A fetched batch, decoded outside the transaction so the transaction holds its locks only for I/O. */
@@ -35,23 +37,30 @@ export interface DecodedBatch {
   messages: LogMessage[];
   /** One entry per message, in the same order. */
   decoded: ({ event: SteerlineEvent } | RejectedMessage)[];
+  /**
+   * The highest stream sequence the batch covers: past its own messages when a
+   * partition read other partitions' events after them (its checkpoint moves over those too).
+   */
+  lastSeq: number;
 }
 
 export function toLogMessage(m: JsMsg): LogMessage {
   return { streamSeq: m.seq, subject: m.subject, loggedAt: m.timestamp, data: m.data };
 }
 
-export function decodeBatch(messages: LogMessage[]): DecodedBatch {
-  return { messages, decoded: messages.map(decodeLogMessage) };
+export function decodeBatch(messages: LogMessage[], lastSeq = 0): DecodedBatch {
+  return { messages, decoded: messages.map(decodeLogMessage), lastSeq: Math.max(lastSeq, ...messages.map((m) => m.streamSeq)) };
 }
 
 /**
  * Applies one batch inside the caller's transaction: read and lock the
  * checkpoint, apply every newer event to the rows it touches, write the rows and
  * the new checkpoint together. Either all of it commits or none of it does.
+ * `checkpointNames`: the partition's own checkpoint, or all of a generation's
+ * when one batch covers every partition (a rebuild); each is set to the batch's end.
  */
-export async function projectBatch(db: EntityManager, checkpointName: string, batch: DecodedBatch, deadLetters: DeadLetters): Promise<BatchOutcome> {
-  const stored = await lockCheckpoint(db, checkpointName);
+export async function projectBatch(db: EntityManager, checkpointNames: readonly string[], batch: DecodedBatch, deadLetters: DeadLetters): Promise<BatchOutcome> {
+  const stored = await lockCheckpoint(db, checkpointNames);
   const events: { message: LogMessage; event: SteerlineEvent }[] = [];
   const rejected: RejectedMessage[] = [];
   let redelivered = 0;
@@ -80,8 +89,8 @@ export async function projectBatch(db: EntityManager, checkpointName: string, ba
       rejected.push({ ...message, reason: 'conversation_stalled', message: `${event.type} ${event.id} parked: conversation ${event.conversationId} is stalled` });
     }
   }
-  const checkpoint = Math.max(stored, ...batch.messages.map((m) => m.streamSeq));
-  await saveWorkingSet(db, ws, checkpoint > stored ? { name: checkpointName, streamSeq: checkpoint } : undefined);
+  const checkpoint = Math.max(stored, batch.lastSeq);
+  await saveWorkingSet(db, ws, checkpoint > stored ? checkpointNames.map((name) => ({ name, streamSeq: checkpoint })) : []);
   await deadLetters.record(db, rejected);
   const rejectedBy: BatchOutcome['rejectedBy'] = {};
   for (const r of rejected) rejectedBy[r.reason] = (rejectedBy[r.reason] ?? 0) + 1;

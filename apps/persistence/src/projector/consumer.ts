@@ -3,10 +3,13 @@ import type { Subjects } from '@steerline/contracts';
 
 const NANOS_PER_MS = 1_000_000;
 
-/** The projector's durable pull consumer, starting right after `checkpoint`. */
-export function projectorConsumerConfig(s: Subjects, checkpoint: number): Partial<ConsumerConfig> & { durable_name: string } {
+/**
+ * A partition's durable pull consumer (`name`: see partitionName), starting right
+ * after `checkpoint`. Every partition reads every event: it keeps its own.
+ */
+export function projectorConsumerConfig(s: Subjects, name: string, checkpoint: number): Partial<ConsumerConfig> & { durable_name: string } {
   return {
-    durable_name: s.projectorConsumer,
+    durable_name: name,
     filter_subject: s.events,
     // Batches are applied in order, so acking a batch's last message acks it all.
     ack_policy: AckPolicy.All,
@@ -27,14 +30,14 @@ export function projectorConsumerConfig(s: Subjects, checkpoint: number): Partia
  * to be rebuilt from the log. A consumer behind the checkpoint is kept: what it
  * redelivers is skipped by sequence.
  */
-export async function alignConsumer(jsm: JetStreamManager, s: Subjects, checkpoint: number): Promise<ConsumerInfo> {
-  const existing = await jsm.consumers.info(s.stream, s.projectorConsumer).catch((err: unknown) => {
+export async function alignConsumer(jsm: JetStreamManager, s: Subjects, name: string, checkpoint: number): Promise<ConsumerInfo> {
+  const existing = await jsm.consumers.info(s.stream, name).catch((err: unknown) => {
     if (isNotFound(err)) return undefined;
     throw err;
   });
   if (existing && existing.delivered.stream_seq <= checkpoint && matches(existing, s)) return existing;
-  if (existing) await jsm.consumers.delete(s.stream, s.projectorConsumer);
-  return jsm.consumers.add(s.stream, projectorConsumerConfig(s, checkpoint));
+  if (existing) await jsm.consumers.delete(s.stream, name);
+  return jsm.consumers.add(s.stream, projectorConsumerConfig(s, name, checkpoint));
 }
 
 function matches(info: ConsumerInfo, s: Subjects): boolean {

@@ -60,7 +60,7 @@ export async function benchProjector(opts: {
       let decoded = decodeBatch(batches[0]);
       for (let i = 0; i < batches.length; i++) {
         const batch = decoded;
-        const commit = inGeneration((db) => projectBatch(db, checkpoint, batch, noDeadLetters));
+        const commit = inGeneration((db) => projectBatch(db, [checkpoint], batch, noDeadLetters));
         if (i + 1 < batches.length) decoded = decodeBatch(batches[i + 1]);
         await commit;
       }

@@ -31,7 +31,7 @@ const base = loadPersistenceConfig(process.env);
 const prefix = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 // The test run's PostgreSQL (TEST_PG_URL: the one at 5432, or the run's embedded one).
 const dbUrl = new URL(`${PG_URL}/steerline_test_${randomBytes(4).toString('hex')}`);
-const config: PersistenceConfig = { natsUrl: base.natsUrl, databaseUrl: dbUrl.toString(), prefix, streamReplicas: 1 };
+const config: PersistenceConfig = { natsUrl: base.natsUrl, databaseUrl: dbUrl.toString(), prefix, streamReplicas: 1, partitions: 1 };
 const s: Subjects = subjects(prefix);
 
 const conversationId = uuidv7();

@@ -1,68 +1,66 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { jetstream, jetstreamManager, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { ensureStream, subjects, type Subjects } from '@steerline/contracts';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
-import { GENERATION_CHANNEL, lockGeneration, type Generation } from '../read-models/generations';
+import { GENERATION_CHANNEL } from '../read-models/generations';
 import { activeCheckpoint } from '../read-models/store';
-import { decodeBatch, projectBatch, toLogMessage, type BatchOutcome, type DecodedBatch } from './batch';
-import { alignConsumer } from './consumer';
+import type { BatchOutcome } from './batch';
 import { TableDeadLetters, type DeadLetters } from './dead-letters';
-import { LeaderLock } from './leader-lock';
+import { PartitionLocks } from './partition-locks';
+import { describe, PartitionLoop, type PartitionHost } from './partition-loop';
+import { balance, fairShare, partitionName, partitionNames, stableHash } from './partitions';
 import { CheckpointWaiters } from './waiters';
 import { PersistenceMetrics } from '../observability/persistence-metrics';
 
-const BATCH_MAX = 500;
-const FETCH_EXPIRES_MS = 1_000;
-const IDLE_EXPIRES_MS = 5_000;
-const RETRY_MS = 1_000;
-const STANDBY_RETRY_MS = 2_000;
-
-interface Fetched {
-  msgs: JsMsg[];
-  batch: DecodedBatch;
-}
+/** How often an instance counts the live instances and takes or gives back partitions. */
+const BALANCE_MS = 1_000;
+/** How often a caller waiting for a checkpoint re-reads the partitions other instances hold. */
+const WAIT_POLL_MS = 50;
 
 /** What tests and the app see of the projector. */
 export interface ProjectorControl {
   start(): Promise<void>;
-  /** Stops fetching and lets the batch in flight commit. */
+  /** Stops fetching and lets the batches in flight commit; gives back every partition. */
   stop(): Promise<void>;
-  /** Resolves once this instance has committed the read models up to stream sequence `seq`. */
+  /** Resolves once every partition (whichever instance holds it) has committed up to stream sequence `seq`. */
   waitForSeq(seq: number, timeoutMs?: number): Promise<void>;
-  /** The stream's last sequence minus the active generation's checkpoint. */
+  /** The stream's last sequence minus the active generation's checkpoint (its lowest partition's). */
   lag(): Promise<number>;
+  /** The stream sequence every partition has reached, as far as this instance knows. */
   readonly checkpoint: number;
+  /** The partitions this instance projects now. */
+  readonly partitions: readonly number[];
 }
 
-/** The batch was fetched for one generation and a rebuild has since made another one active. */
-class GenerationSwitched extends Error {
-  constructor(readonly from: number, readonly to: number) {
-    super(`read-model generation switched from ${from} to ${to}`);
-    this.name = 'GenerationSwitched';
-  }
-}
-
-/** The loop: fetch a batch, apply it in one transaction with its checkpoint, ack. */
+/**
+ * Runs this instance's share of the partitions (docs/design.md, "Partitioned
+ * projection"): every second it counts the live instances, gives back the
+ * partitions above its share and tries free ones up to it; each partition it
+ * holds runs its own loop (PartitionLoop). A dead instance's partitions are
+ * free as soon as its database session ends.
+ */
 @Injectable()
 export class Projector implements ProjectorControl, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(Projector.name);
   private readonly s: Subjects;
-  private readonly lock: LeaderLock;
-  private readonly deadLetters: DeadLetters = new TableDeadLetters();
+  private readonly locks: PartitionLocks;
   private readonly waiters = new CheckpointWaiters();
-  private readonly js: JetStreamClient;
+  private readonly loops = new Map<number, PartitionLoop>();
+  private readonly host: PartitionHost;
+  private readonly offset = stableHash(randomUUID());
   private jsm?: JetStreamManager;
   private running = false;
   private loop?: Promise<void>;
-  private fetching?: ConsumerMessages;
   private stopping = new AbortController();
-  /** The generation the consumer was aligned for; batches commit only into it. */
-  private generation?: Generation;
-  private switched = false;
+  /** The active generation's partition count the loops run for. */
+  private layout = 0;
+  private polling?: Promise<void>;
+  private standingBy = false;
 
   constructor(
     @Inject(PERSISTENCE_CONFIG) private readonly config: PersistenceConfig,
@@ -71,15 +69,30 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
     @Optional() @Inject(PersistenceMetrics) private readonly metrics?: PersistenceMetrics,
   ) {
     this.s = subjects(config.prefix);
-    this.lock = new LeaderLock(config.databaseUrl, `steerline-projector:${this.s.projectorConsumer}`, {
+    this.locks = new PartitionLocks(config.databaseUrl, this.s.projectorConsumer, {
       channel: GENERATION_CHANNEL,
-      onNotify: () => this.followSwitch(),
+      onNotify: () => this.loops.forEach((l) => l.followSwitch()),
     });
-    this.js = jetstream(nc);
+    const js: JetStreamClient = jetstream(nc);
+    const deadLetters: DeadLetters = new TableDeadLetters();
+    this.host = {
+      s: this.s,
+      js,
+      manager: () => this.manager(),
+      dataSource,
+      deadLetters,
+      holds: (key) => this.locks.holds(key),
+      committed: (partition, outcome) => this.committed(partition, outcome),
+      ...(config.fault && { fault: config.fault }),
+    };
   }
 
   get checkpoint(): number {
     return this.waiters.position;
+  }
+
+  get partitions(): number[] {
+    return [...this.loops.keys()].sort((a, b) => a - b);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -94,7 +107,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
 
   async start(): Promise<void> {
     if (this.running) return;
-    this.waiters.advance((await activeCheckpoint(this.dataSource, this.s.projectorConsumer)).checkpoint);
+    this.waiters.advance(await this.globalCheckpoint());
     this.running = true;
     this.stopping = new AbortController();
     this.loop = this.run().catch((err: unknown) => this.logger.fatal({ msg: 'projector loop ended', error: describe(err) }));
@@ -104,120 +117,25 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
     if (!this.running) return;
     this.running = false;
     this.stopping.abort();
-    this.fetching?.stop();
     await this.loop;
   }
 
   waitForSeq(seq: number, timeoutMs = 10_000): Promise<void> {
-    return this.waiters.waitFor(seq, timeoutMs);
+    const waiting = this.waiters.waitFor(seq, timeoutMs);
+    if (seq > this.waiters.position) this.pollWhileWaiting();
+    return waiting;
   }
 
   async lag(): Promise<number> {
-    const [info, stored] = await Promise.all([
-      (await this.manager()).streams.info(this.s.stream),
-      activeCheckpoint(this.dataSource, this.s.projectorConsumer),
-    ]);
-    return Math.max(0, info.state.last_seq - stored.checkpoint);
+    const [info, checkpoint] = await Promise.all([(await this.manager()).streams.info(this.s.stream), this.globalCheckpoint()]);
+    return Math.max(0, info.state.last_seq - checkpoint);
   }
 
-  private async run(): Promise<void> {
-    let standingBy = false;
-    while (this.running) {
-      try {
-        if (!(await this.lock.tryAcquire())) {
-          if (!standingBy) this.logger.log({ msg: 'another instance is projecting; standing by', consumer: this.s.projectorConsumer });
-          standingBy = true;
-          await sleep(STANDBY_RETRY_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
-          continue;
-        }
-        standingBy = false;
-        await this.follow();
-      } catch (err) {
-        if (!this.running) break;
-        if (err instanceof GenerationSwitched) {
-          this.logger.log({ msg: 'a rebuild switched the read models; following the new generation', from: err.from, to: err.to });
-          continue;
-        }
-        this.logger.error({ msg: 'projection failed; realigning and retrying', error: describe(err) });
-        await sleep(RETRY_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
-      }
-    }
-    await this.lock.release();
-  }
-
-  /** Applies batches for as long as this instance is the writer. */
-  private async follow(): Promise<void> {
-    const jsm = await this.manager();
-    this.switched = false;
-    const { generation, checkpoint: stored } = await activeCheckpoint(this.dataSource, this.s.projectorConsumer);
-    this.generation = generation;
-    this.waiters.advance(stored);
-    const stream = await jsm.streams.info(this.s.stream);
-    if (stream.state.last_seq < stored) {
-      // The read models were built from another log (the stream was recreated). Replacing
-      // them is the operator's call (`npm run rebuild`); until then new events are skipped.
-      this.logger.error({ msg: 'checkpoint is ahead of the stream; run `npm run rebuild` to rebuild the read models from this log', checkpoint: stored, lastSeq: stream.state.last_seq });
-    }
-    const info = await alignConsumer(jsm, this.s, stored);
-    this.logger.log({ msg: 'projecting', consumer: this.s.projectorConsumer, generation: generation.id, checkpoint: stored, pending: info.num_pending });
-    const consumer = await this.js.consumers.get(this.s.stream, this.s.projectorConsumer);
-    const nothing: Promise<Fetched> = Promise.resolve({ msgs: [], batch: decodeBatch([]) });
-    let next = prefetch(this.fetch(consumer, info.num_pending));
-    try {
-      for (;;) {
-        const fetched = await next;
-        const more = this.running && this.lock.held && !this.switched;
-        // Fetch and decode the next batch while this one commits: one waits on NATS and
-        // the CPU, the other on PostgreSQL. At most one fetch is in flight.
-        next = more ? prefetch(this.fetch(consumer, fetched.msgs.length ? fetched.msgs[fetched.msgs.length - 1].info.pending : 0)) : nothing;
-        // A batch fetched as the projector stops is still committed: work in flight finishes.
-        if (fetched.msgs.length) await this.commit(fetched);
-        if (!more) return;
-      }
-    } finally {
-      this.fetching?.stop();
-      await next.catch(() => undefined);
-    }
-  }
-
-  private async fetch(consumer: Consumer, pending: number): Promise<Fetched> {
-    // A fetch ends when it is full or expires. With nothing known to be pending, ask
-    // for one message, so the first event after a quiet spell is not held back by the
-    // expiry; its `pending` count then sizes the next batch.
-    const messages = await consumer.fetch(
-      pending > 0 ? { max_messages: Math.min(pending, BATCH_MAX), expires: FETCH_EXPIRES_MS } : { max_messages: 1, expires: IDLE_EXPIRES_MS },
-    );
-    this.fetching = messages;
-    if (!this.running || this.switched) messages.stop();
-    const msgs: JsMsg[] = [];
-    try {
-      for await (const m of messages) msgs.push(m);
-    } finally {
-      this.fetching = undefined;
-    }
-    return { msgs, batch: decodeBatch(msgs.map(toLogMessage)) };
-  }
-
-  private async commit({ msgs, batch }: Fetched): Promise<void> {
-    const expected = this.generation!;
-    const outcome = await this.dataSource.transaction(async (db) => {
-      // Held until commit: a rebuild cannot switch generations under this batch.
-      const active = await lockGeneration(db, expected);
-      if (active !== expected.id) throw new GenerationSwitched(expected.id, active);
-      return projectBatch(db, this.s.projectorConsumer, batch, this.deadLetters);
-    });
-    // Fault tests only (STEERLINE_FAULT): die in the one window where a crash must change nothing.
-    if (this.config.fault === 'exit_after_commit') process.kill(process.pid, 'SIGKILL');
-    // After the commit: a crash before this ack only causes a redelivery, which the checkpoint skips.
-    msgs[msgs.length - 1].ack();
-    this.report(outcome);
-    this.waiters.advance(outcome.checkpoint);
-  }
-
-  private report(outcome: BatchOutcome): void {
+  /** After every committed batch: the hook for logs (and metrics). */
+  report(outcome: BatchOutcome, partition = 0): void {
     this.metrics?.batch(outcome);
     if (outcome.duplicates > 0) {
-      this.logger.warn({ msg: 'events already applied were appended again; skipped', count: outcome.duplicates, checkpoint: outcome.checkpoint });
+      this.logger.warn({ msg: 'events already applied were appended again; skipped', count: outcome.duplicates, checkpoint: outcome.checkpoint, partition });
     }
     for (const stall of outcome.stalls) {
       this.logger.error({
@@ -231,10 +149,91 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
     }
   }
 
-  /** A rebuild activated another generation: finish the batch in flight, then start over from its checkpoint. */
-  private followSwitch(): void {
-    this.switched = true;
-    this.fetching?.stop();
+  private committed(partition: number, outcome: BatchOutcome): void {
+    this.report(outcome, partition);
+    // Holding every partition, this instance knows the checkpoint they all reached; otherwise waiters poll.
+    if (this.loops.size === this.layout) this.waiters.advance(Math.max(this.waiters.position, Math.min(...[...this.loops.values()].map((l) => l.checkpoint))));
+  }
+
+  private async run(): Promise<void> {
+    try {
+      while (this.running) {
+        await this.rebalance().catch((err: unknown) => this.logger.error({ msg: 'projector could not rebalance its partitions; retrying', error: describe(err) }));
+        await sleep(BALANCE_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      }
+    } finally {
+      await Promise.all([...this.loops.values()].map((l) => l.stop()));
+      this.loops.clear();
+      await this.locks.close();
+    }
+  }
+
+  /** One balancing round: follow the active layout, drop ended loops, then give back or take partitions. */
+  private async rebalance(): Promise<void> {
+    await this.locks.join();
+    const { generation, checkpoint } = await activeCheckpoint(this.dataSource, (g) => partitionNames(this.s.projectorConsumer, g.partitions));
+    this.waiters.advance(Math.max(this.waiters.position, checkpoint));
+    if (generation.partitions !== this.layout) await this.relayout(generation.partitions);
+    for (const [index, loop] of this.loops) {
+      if (loop.active) continue;
+      await this.giveBack(index);
+    }
+    const members = await this.locks.members();
+    const plan = balance({ count: this.layout, members, held: this.partitions, offset: this.offset });
+    for (const index of plan.release) {
+      await this.giveBack(index);
+      this.logger.log({ msg: 'gave back a partition for another instance', partition: index, partitions: this.layout, members });
+    }
+    for (const index of plan.tryAcquire) {
+      if (!this.running || this.loops.size >= fairShare(this.layout, members)) break;
+      const name = partitionName(this.s.projectorConsumer, index, this.layout);
+      if (!(await this.locks.tryAcquire(lockKey(name)))) continue;
+      const loop = new PartitionLoop(this.host, index, this.layout, name, lockKey(name));
+      this.loops.set(index, loop);
+      loop.start();
+      this.logger.log({ msg: 'projecting a partition', partition: index, partitions: this.layout, members, held: this.partitions });
+    }
+    const standingBy = this.loops.size === 0;
+    if (standingBy && !this.standingBy) this.logger.log({ msg: 'another instance is projecting; standing by', consumer: this.s.projectorConsumer, partitions: this.layout, members });
+    this.standingBy = standingBy;
+  }
+
+  private async relayout(count: number): Promise<void> {
+    for (const index of [...this.loops.keys()]) await this.giveBack(index);
+    if (this.layout !== 0 || count !== this.config.partitions) {
+      this.logger.log({ msg: 'the active read-model generation sets the partitions', partitions: count, configured: this.config.partitions });
+    }
+    if (count !== this.config.partitions) {
+      this.logger.warn({ msg: 'STEERLINE_PARTITIONS differs from the active generation; `npm run rebuild` builds one with the configured count', active: count, configured: this.config.partitions });
+    }
+    this.layout = count;
+  }
+
+  private async giveBack(index: number): Promise<void> {
+    const loop = this.loops.get(index);
+    if (!loop) return;
+    await loop.stop();
+    this.loops.delete(index);
+    await this.locks.release(loop.lockKey);
+  }
+
+  /** Re-reads the checkpoint every partition reached while someone waits for one this instance cannot see move. */
+  private pollWhileWaiting(): void {
+    this.polling ??= (async () => {
+      try {
+        while (this.waiters.pending > 0) {
+          await sleep(WAIT_POLL_MS);
+          const checkpoint = await this.globalCheckpoint().catch(() => this.waiters.position);
+          this.waiters.advance(Math.max(this.waiters.position, checkpoint));
+        }
+      } finally {
+        this.polling = undefined;
+      }
+    })();
+  }
+
+  private async globalCheckpoint(): Promise<number> {
+    return (await activeCheckpoint(this.dataSource, (g) => partitionNames(this.s.projectorConsumer, g.partitions))).checkpoint;
   }
 
   private async manager(): Promise<JetStreamManager> {
@@ -243,16 +242,6 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   }
 }
 
-/**
- * A prefetch may fail while the batch before it commits, before anyone awaits it;
- * marking it handled keeps that from being an unhandled rejection (which ends the
- * process). Its failure still surfaces where it is awaited.
- */
-function prefetch<T>(p: Promise<T>): Promise<T> {
-  p.catch(() => undefined);
-  return p;
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+function lockKey(partition: string): string {
+  return `steerline-projector:${partition}`;
 }

@@ -14,6 +14,10 @@ export class CheckpointWaiters {
     return this.current;
   }
 
+  get pending(): number {
+    return this.waiting.size;
+  }
+
   advance(seq: number): void {
     this.current = seq;
     for (const w of this.waiting) if (w.seq <= seq) this.settle(w).resolve();

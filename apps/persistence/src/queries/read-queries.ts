@@ -11,6 +11,7 @@ import {
 } from '@steerline/contracts';
 import { ConversationEntity, SteerEntity, TurnEntity } from '../read-models/entities';
 import { activeGeneration } from '../read-models/generations';
+import { partitionNames } from '../projector/partitions';
 import { countTroubles, readCheckpoint } from '../read-models/store';
 import { toReceipt, toTurnView } from '../read-models/views';
 import { conversationPage } from './conversation-pages';
@@ -59,12 +60,16 @@ export class ReadQueries {
     return toReceipt(steer);
   }
 
-  /** The active generation's checkpoint and counters, or null when the database does not answer. */
+  /**
+   * The active generation's checkpoint (the lowest of its partitions': every
+   * event up to it is applied, whichever partition owns it) and counters, or
+   * null when the database does not answer.
+   */
   async stats(checkpointName: string): Promise<ReadSideStats | null> {
     return this.dataSource
       .transaction('REPEATABLE READ', async (db) => {
         const generation = await activeGeneration(db);
-        const checkpoint = await readCheckpoint(db, checkpointName);
+        const checkpoint = await readCheckpoint(db, partitionNames(checkpointName, generation.partitions));
         return { generation: generation.id, checkpoint, ...(await countTroubles(db)) };
       })
       .catch(() => null);

@@ -12,6 +12,8 @@ export interface Generation {
   id: number;
   schema: string;
   ddlVersion: number;
+  /** How many partitions project it (fixed when it is created): one checkpoint, consumer and lock each. */
+  partitions: number;
 }
 
 /** Told to the live projector when a rebuild switched generations, so it follows at once. */
@@ -21,9 +23,10 @@ interface GenerationRow {
   id: number;
   schema_name: string;
   ddl_version: number;
+  partitions: number;
 }
 
-const toGeneration = (r: GenerationRow): Generation => ({ id: r.id, schema: r.schema_name, ddlVersion: r.ddl_version });
+const toGeneration = (r: GenerationRow): Generation => ({ id: r.id, schema: r.schema_name, ddlVersion: r.ddl_version, partitions: r.partitions });
 
 /**
  * Points the rest of the transaction at the generation's tables: every
@@ -37,7 +40,7 @@ export async function useGeneration(db: EntityManager, generation: Generation): 
 /** The active generation, with the transaction pointed at it (one round trip): what readers use. */
 export async function activeGeneration(db: EntityManager): Promise<Generation> {
   const rows: GenerationRow[] = await db.query(
-    `SELECT g.id, g.schema_name, g.ddl_version, set_config('search_path', quote_ident(g.schema_name), true) AS search_path
+    `SELECT g.id, g.schema_name, g.ddl_version, g.partitions, set_config('search_path', quote_ident(g.schema_name), true) AS search_path
      FROM public.projection_active a JOIN public.projection_generations g ON g.id = a.generation`,
   );
   if (rows.length === 0) throw new Error('no active read-model generation: the database was not initialised by the persistence service');
@@ -64,16 +67,17 @@ export async function lockGeneration(db: EntityManager, expected: Generation): P
   return rows[0].generation;
 }
 
-/** A new, empty generation in state `building`: its schema and tables exist, nothing reads them yet. */
-export async function createGeneration(db: EntityManager): Promise<Generation> {
+/** A new, empty generation in state `building`, projected by `partitions` partitions: its schema and tables exist, nothing reads them yet. */
+export async function createGeneration(db: EntityManager, partitions = 1): Promise<Generation> {
   // The table lock makes concurrent creators take turns for the next id.
   await db.query('LOCK TABLE public.projection_generations IN EXCLUSIVE MODE');
   const [{ next }]: { next: number }[] = await db.query('SELECT coalesce(max(id), 0) + 1 AS next FROM public.projection_generations');
-  const generation: Generation = { id: next, schema: generationSchema(next), ddlVersion: DDL_VERSION };
-  await db.query(`INSERT INTO public.projection_generations (id, schema_name, ddl_version, status) VALUES ($1, $2, $3, 'building')`, [
+  const generation: Generation = { id: next, schema: generationSchema(next), ddlVersion: DDL_VERSION, partitions };
+  await db.query(`INSERT INTO public.projection_generations (id, schema_name, ddl_version, partitions, status) VALUES ($1, $2, $3, $4, 'building')`, [
     generation.id,
     generation.schema,
     generation.ddlVersion,
+    generation.partitions,
   ]);
   for (const statement of generationDdl(generation.schema)) await db.query(statement);
   return generation;
@@ -103,7 +107,7 @@ export async function lockActiveForSwitch(db: EntityManager): Promise<number | u
 /** Every generation but the active one: the one a rebuild retired, or one a failed rebuild left behind. */
 export async function inactiveGenerations(db: EntityManager): Promise<Generation[]> {
   const rows: GenerationRow[] = await db.query(
-    `SELECT id, schema_name, ddl_version FROM public.projection_generations
+    `SELECT id, schema_name, ddl_version, partitions FROM public.projection_generations
      WHERE id NOT IN (SELECT generation FROM public.projection_active) ORDER BY id`,
   );
   return rows.map(toGeneration);
@@ -123,11 +127,11 @@ export async function dropGeneration(db: EntityManager, generation: Generation):
  * Gives a fresh database its first generation. Runs under the migration lock,
  * so concurrent instances starting at once create exactly one.
  */
-export async function ensureActiveGeneration(dataSource: DataSource): Promise<Generation> {
+export async function ensureActiveGeneration(dataSource: DataSource, partitions = 1): Promise<Generation> {
   return dataSource.transaction(async (db) => {
     const exists: unknown[] = await db.query('SELECT 1 FROM public.projection_active');
     if (exists.length === 0) {
-      const generation = await createGeneration(db);
+      const generation = await createGeneration(db, partitions);
       await activate(db, generation);
       new Logger('ReadModels').log({ msg: 'created the first read-model generation; the projector fills it from the start of the log', generation: generation.id });
     }
@@ -135,7 +139,7 @@ export async function ensureActiveGeneration(dataSource: DataSource): Promise<Ge
     if (generation.ddlVersion < DDL_VERSION) {
       // Tables of an older shape cannot take this version's rows: start a generation of the current shape,
       // which the projector fills from the start of the log (`npm run rebuild` does the same without the gap).
-      const next = await createGeneration(db);
+      const next = await createGeneration(db, partitions);
       await activate(db, next);
       new Logger('ReadModels').warn({
         msg: 'the active read models were built by an older version of their schema; a new generation is filled from the start of the log',

@@ -105,7 +105,7 @@ const WRITES = [CONVERSATIONS, TURNS, STEERS, MESSAGES, STALLS, CHECKPOINTS] as 
 const SAVE_SQL = saveStatement(WRITES);
 
 /** Writes back every row that changed, and the checkpoint when it moved, in one statement. */
-export async function saveWorkingSet(db: EntityManager, ws: WorkingSet, checkpoint?: { name: string; streamSeq: number }): Promise<void> {
+export async function saveWorkingSet(db: EntityManager, ws: WorkingSet, checkpoints: { name: string; streamSeq: number }[] = []): Promise<void> {
   const changed = (ids: Set<string>, rows: Map<string, unknown>) => [...ids].map((id) => rows.get(id)!);
   const rows: unknown[][] = [
     changed(ws.changed.conversations, ws.conversations),
@@ -113,7 +113,7 @@ export async function saveWorkingSet(db: EntityManager, ws: WorkingSet, checkpoi
     changed(ws.changed.steers, ws.steers),
     ws.messages,
     changed(ws.changed.stalled, ws.stalled),
-    checkpoint ? [checkpoint] : [],
+    checkpoints,
   ];
   if (rows.every((r) => r.length === 0)) return;
   await prepared(db, 'steerline-save-working-set', SAVE_SQL, WRITES.flatMap((table, i) => columnArrays(table, rows[i])));
@@ -132,15 +132,31 @@ async function prepared(db: EntityManager, name: string, text: string, values: u
   return (await client.query({ name, text, values })).rows;
 }
 
-/** The stream sequence the read models reflect, locked until the transaction ends so batches never interleave. */
-export async function lockCheckpoint(db: EntityManager, name: string): Promise<number> {
-  const rows: { stream_seq: string }[] = await db.query('SELECT stream_seq FROM checkpoints WHERE name = $1 FOR UPDATE', [name]);
-  return rows.length ? Number(rows[0].stream_seq) : 0;
+/**
+ * The stream sequence the named checkpoints all reflect (the lowest; a missing
+ * one is 0), locked until the transaction ends so batches of one partition never
+ * interleave. A partition locks its own; a rebuild all of a generation's.
+ */
+export async function lockCheckpoint(db: EntityManager, names: readonly string[]): Promise<number> {
+  const rows: { name: string; stream_seq: string }[] = await db.query('SELECT name, stream_seq FROM checkpoints WHERE name = ANY($1) FOR UPDATE', [names]);
+  return lowest(names, rows);
 }
 
-export async function readCheckpoint(db: EntityManager, name: string): Promise<number> {
-  const rows: { stream_seq: string }[] = await db.query('SELECT stream_seq FROM checkpoints WHERE name = $1', [name]);
-  return rows.length ? Number(rows[0].stream_seq) : 0;
+/** The stream sequence the named checkpoints all reflect: the lowest, a missing one counting as 0. */
+export async function readCheckpoint(db: EntityManager, names: readonly string[]): Promise<number> {
+  return lowest(names, await db.query('SELECT name, stream_seq FROM checkpoints WHERE name = ANY($1)', [names]));
+}
+
+/** Each name's checkpoint, in the order given (0 when it has none yet). */
+export async function readCheckpoints(db: EntityManager, names: readonly string[]): Promise<number[]> {
+  const rows: { name: string; stream_seq: string }[] = await db.query('SELECT name, stream_seq FROM checkpoints WHERE name = ANY($1)', [names]);
+  const byName = new Map(rows.map((r) => [r.name, Number(r.stream_seq)]));
+  return names.map((n) => byName.get(n) ?? 0);
+}
+
+function lowest(names: readonly string[], rows: { name: string; stream_seq: string }[]): number {
+  const byName = new Map(rows.map((r) => [r.name, Number(r.stream_seq)]));
+  return Math.min(...names.map((n) => byName.get(n) ?? 0));
 }
 
 /** What the generation the transaction points at holds aside: dead letters, and stalled conversations. */
@@ -151,11 +167,11 @@ export async function countTroubles(db: EntityManager): Promise<{ deadLetters: n
   return { deadLetters: Number(r.dead_letters), stalledConversations: Number(r.stalled) };
 }
 
-/** The active generation and its checkpoint, read together. */
-export async function activeCheckpoint(dataSource: DataSource, name: string): Promise<{ generation: Generation; checkpoint: number }> {
+/** The active generation and its checkpoint, read together: `names(generation)` says which rows (the lowest wins). */
+export async function activeCheckpoint(dataSource: DataSource, names: (generation: Generation) => readonly string[]): Promise<{ generation: Generation; checkpoint: number }> {
   return dataSource.transaction(async (db) => {
     const generation = await activeGeneration(db);
-    return { generation, checkpoint: await readCheckpoint(db, name) };
+    return { generation, checkpoint: await readCheckpoint(db, names(generation)) };
   });
 }
 

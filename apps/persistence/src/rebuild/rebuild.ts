@@ -87,8 +87,8 @@ export async function rebuildReadModels(config: PersistenceConfig, opts: Rebuild
         log({ msg: 'dropped an inactive generation', generation: old.id });
       }
     });
-    generation = await dataSource.transaction((db) => createGeneration(db));
-    log({ msg: 'building a new read-model generation', generation: generation.id, schema: generation.schema });
+    generation = await dataSource.transaction((db) => createGeneration(db, config.partitions));
+    log({ msg: 'building a new read-model generation', generation: generation.id, schema: generation.schema, partitions: generation.partitions });
 
     nc = await connectNats(config.natsUrl, 'steerline-rebuild');
     const replay = new Replay(nc, s, generation, opts.batchSize);

@@ -4,6 +4,7 @@ import type { EntityManager } from 'typeorm';
 import type { Subjects } from '@steerline/contracts';
 import { decodeBatch, projectBatch, toLogMessage, type DecodedBatch } from '../projector/batch';
 import { TableDeadLetters } from '../projector/dead-letters';
+import { partitionNames } from '../projector/partitions';
 import { useGeneration, type Generation } from '../read-models/generations';
 
 /**
@@ -85,7 +86,8 @@ export class Replay {
 
   private async apply(db: EntityManager, batch: DecodedBatch): Promise<number> {
     await useGeneration(db, this.generation);
-    return (await projectBatch(db, this.s.projectorConsumer, batch, this.deadLetters)).checkpoint;
+    // One replay covers every partition: each one's checkpoint moves with it.
+    return (await projectBatch(db, partitionNames(this.s.projectorConsumer, this.generation.partitions), batch, this.deadLetters)).checkpoint;
   }
 
   private async fetch(max: number): Promise<JsMsg[]> {
