@@ -18,6 +18,18 @@ export async function measureLivePath(opts: { nc: NatsConnection; s: Subjects; g
   let arrived: () => void = () => undefined;
   const watcher = await openSseWatcher(`${opts.gatewayUrl}/v1/conversations/${opts.cid}/events`, {}, { onLive: () => arrived() });
   const next = () => new Promise<void>((resolve) => (arrived = resolve));
+  /** SAMPLES times: `send(i)`, then the time until the receiving side calls `arrived`, in ms. */
+  const roundTrips = async (send: (i: number) => void): Promise<number[]> => {
+    const out: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const got = next();
+      const t0 = performance.now();
+      send(i);
+      await got;
+      out.push(performance.now() - t0);
+    }
+    return out;
+  };
   const delta = (i: number) => encodeJson({ type: 'ModelDelta', turnId: '0190a000-0000-7000-8000-000000000001', step: 1, index: i, text: 'word ' });
   // The stream must be past its replay: a first delta arrives only then.
   for (let i = 0; watcher.live.length === 0 && i < 200; i++) {
@@ -25,28 +37,14 @@ export async function measureLivePath(opts: { nc: NatsConnection; s: Subjects; g
     await new Promise((r) => setTimeout(r, 25));
   }
   if (watcher.live.length === 0) throw new Error(`no live message reached the SSE client (status ${watcher.status}, ids ${watcher.ids.length})`);
-  const gateway: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
-    const got = next();
-    const t0 = performance.now();
-    opts.nc.publish(subject, delta(i));
-    await got;
-    gateway.push(performance.now() - t0);
-  }
+  const gateway = await roundTrips((i) => opts.nc.publish(subject, delta(i)));
   watcher.close();
 
   // Floor, part 1: core NATS publish → subscribe, same payload.
   const hop = `${opts.s.prefix}.benchhop`;
   const sub = opts.nc.subscribe(hop, { callback: () => arrived() });
   await opts.nc.flush();
-  const nats: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
-    const got = next();
-    const t0 = performance.now();
-    opts.nc.publish(hop, delta(i));
-    await got;
-    nats.push(performance.now() - t0);
-  }
+  const nats = await roundTrips((i) => opts.nc.publish(hop, delta(i)));
   sub.unsubscribe();
 
   // Floor, part 2: one chunk written on an open HTTP response until the client reads it.
@@ -65,14 +63,7 @@ export async function measureLivePath(opts: { nc: NatsConnection; s: Subjects; g
     }).end(),
   );
   for (let i = 0; i < 200 && write === undefined; i++) await new Promise((r) => setTimeout(r, 5));
-  const http: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
-    const got = next();
-    const t0 = performance.now();
-    write(`event: ModelDelta\ndata: ${JSON.stringify({ i })}\n\n`);
-    await got;
-    http.push(performance.now() - t0);
-  }
+  const http = await roundTrips((i) => write(`event: ModelDelta\ndata: ${JSON.stringify({ i })}\n\n`));
   server.closeAllConnections();
   server.close();
   return {
