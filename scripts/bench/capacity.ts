@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Client } from 'pg';
 import { request, subjects } from '@steerline/contracts';
-import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
+import { deleteStreams, spawnApp, stop, tearDown } from './processes';
 import type { Row } from './report';
 import { pool } from './stats';
 
@@ -80,9 +80,7 @@ export async function measureBytesPerEvent(opts: { natsUrl: string; prefix: stri
     const events = info.state.messages;
     return { turns, events, jetStreamBytesPerEvent: info.state.bytes / events, postgresBytesPerEvent: pgBytes / events };
   } finally {
-    for (const child of children.reverse()) await stop(child);
-    await deleteStreams(opts.nc, prefix);
-    await dropDatabase(opts.pgServer, database);
+    await tearDown({ children, nc: opts.nc, prefix, pgServer: opts.pgServer, database });
   }
 }
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectNats } from '@steerline/contracts';
-import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
+import { spawnApp, stop, tearDown } from './processes';
 import { measureRateLimit, rateLimitRows } from './rate-limit';
 import { renderReport, type Row } from './report';
 import { idleTurn, steer } from './steerline';
@@ -140,9 +140,7 @@ export async function gatewayIdleOnly(opts: { natsUrl: string; pgServer: string;
     console.log(report.table);
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
   } finally {
-    for (const child of children.reverse()) await stop(child);
-    await deleteStreams(nc, prefix);
+    await tearDown({ children, nc, prefix, pgServer: opts.pgServer, database });
     await nc.close();
-    await dropDatabase(opts.pgServer, database);
   }
 }

@@ -20,7 +20,7 @@ import { capacityRows } from './capacity';
 import { boundaryAckRows, measureBoundaryAcks } from './boundary-acks';
 import { engineScaleRows, measureEngineScale, subscriptionBytes } from './engine-scale';
 import { measurePartitions, partitionRows } from './partitions';
-import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
+import { deleteStreams, spawnApp, tearDown } from './processes';
 import { measureRaw, startFloors } from './raw';
 import { renderReport, type Row } from './report';
 import { median } from './stats';
@@ -114,10 +114,8 @@ async function main(): Promise<void> {
     console.log(report.table);
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
   } finally {
-    for (const child of children.reverse()) await stop(child);
-    await deleteStreams(nc, prefix);
+    await tearDown({ children, nc, prefix, pgServer: PG_SERVER, database });
     await nc.close();
-    await dropDatabase(PG_SERVER, database);
   }
 }
 

@@ -22,7 +22,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, request, subjects } from '@steerline/contracts';
-import { deleteStreams, dropDatabase, spawnApp, stop } from './processes';
+import { spawnApp, tearDown } from './processes';
 import { get, post, spawnFloor } from './raw';
 import { median, timeEach } from './stats';
 
@@ -129,11 +129,9 @@ async function main() {
     }
     for (const tid of turns) await call(s.cancel(tid), { tenantId: 'default' });
   } finally {
-    for (const child of children.reverse()) await stop(child, 'SIGTERM');
+    await tearDown({ children, nc, prefix, pgServer: PG_SERVER, database, signal: 'SIGTERM' });
     await jsm.streams.delete(floorStream).catch(() => undefined);
-    await deleteStreams(nc, prefix);
     await nc.close();
-    await dropDatabase(PG_SERVER, database);
   }
 }
 

@@ -42,6 +42,13 @@ export async function stop(child: ChildProcess, signal: NodeJS.Signals = process
 }
 
 /** Deletes what a run on `prefix` left in NATS: its event stream and its two KV buckets. */
+/** Stops the bench's services (the last started first), then deletes the streams and the database they used. */
+export async function tearDown(opts: { children: ChildProcess[]; nc: NatsConnection; prefix: string; pgServer: string; database: string; signal?: NodeJS.Signals }): Promise<void> {
+  for (const child of [...opts.children].reverse()) await stop(child, opts.signal);
+  await deleteStreams(opts.nc, opts.prefix);
+  await dropDatabase(opts.pgServer, opts.database);
+}
+
 export async function deleteStreams(nc: NatsConnection, prefix: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const s = subjects(prefix);
