@@ -1,5 +1,6 @@
 import { abortableDelay } from './abortable-delay';
 import { ModelError } from './model.provider';
+import { StreamStalledError } from './stream-watchdog';
 
 /** How one failed attempt is handled: tried again (with backoff) or the end of the model call. */
 export interface Failure {
@@ -58,6 +59,13 @@ export class StreamBrokenError extends Error {
     super(`the answer stream broke: ${(cause as Error)?.message ?? String(cause)}`);
     this.name = 'StreamBrokenError';
   }
+}
+
+/** A streamed answer that stalled or broke: transient for every provider; undefined for any other error (the SDK's own). */
+export function classifyStreamFailure(err: unknown): Failure | undefined {
+  if (err instanceof StreamStalledError) return { retry: true, code: 'model_timeout', message: err.message };
+  if (err instanceof StreamBrokenError) return { retry: true, code: 'model_unavailable', message: err.message };
+  return undefined;
 }
 
 /** A model endpoint as the server's configuration gives it (never a request). */

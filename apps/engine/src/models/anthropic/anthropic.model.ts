@@ -1,12 +1,12 @@
 import { Logger } from '@nestjs/common';
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { DeltaGate } from '../delta-gate';
-import { classifyStatus, StreamBrokenError, withRetries, type EndpointConfig, type Failure } from '../model.failures';
+import { classifyStatus, classifyStreamFailure, StreamBrokenError, withRetries, type EndpointConfig, type Failure } from '../model.failures';
 import { ModelError, type ModelAnswer, type ModelProvider, type ModelRequest } from '../model.provider';
 import { MalformedAnswerError } from '../openai/openai.answer';
 import { toAnthropicMessages, toAnthropicTools } from './anthropic.messages';
 import { readMessageStream } from './anthropic.stream';
-import { StreamStalledError, touching, watchedAttempt } from '../stream-watchdog';
+import { touching, watchedAttempt } from '../stream-watchdog';
 
 /** The `anthropic` provider's server-side configuration (ANTHROPIC_* variables); never taken from a request. */
 export interface AnthropicConfig extends EndpointConfig {
@@ -68,8 +68,8 @@ export class AnthropicModel implements ModelProvider {
 }
 
 function classify(err: unknown): Failure {
-  if (err instanceof StreamStalledError) return { retry: true, code: 'model_timeout', message: err.message };
-  if (err instanceof StreamBrokenError) return { retry: true, code: 'model_unavailable', message: err.message };
+  const stream = classifyStreamFailure(err);
+  if (stream) return stream;
   if (err instanceof MalformedAnswerError) return { retry: true, code: 'model_malformed_answer', message: `the model answered with something unusable: ${err.message}` };
   if (err instanceof APIConnectionTimeoutError) return { retry: true, code: 'model_timeout', message: 'the model endpoint did not answer in time' };
   if (err instanceof APIConnectionError) return { retry: true, code: 'model_unavailable', message: `the model endpoint could not be reached: ${err.message}` };

@@ -1,7 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { classifyStatus, StreamBrokenError, type Failure } from '../model.failures';
+import { classifyStatus, classifyStreamFailure, type Failure } from '../model.failures';
 import { MalformedAnswerError } from './openai.answer';
-import { StreamStalledError } from '../stream-watchdog';
 
 export { backoffMs, giveUp, MAX_RETRY_AFTER_MS, retryAfter, type Failure } from '../model.failures';
 
@@ -14,8 +13,8 @@ export { backoffMs, giveUp, MAX_RETRY_AFTER_MS, retryAfter, type Failure } from 
  * again, so the turn fails at once with the endpoint's reason.
  */
 export function classify(err: unknown): Failure {
-  if (err instanceof StreamStalledError) return { retry: true, code: 'model_timeout', message: err.message };
-  if (err instanceof StreamBrokenError) return { retry: true, code: 'model_unavailable', message: err.message };
+  const stream = classifyStreamFailure(err);
+  if (stream) return stream;
   if (err instanceof MalformedAnswerError) return { retry: true, code: 'model_malformed_answer', message: `the model answered with something unusable: ${err.message}` };
   if (err instanceof APIConnectionTimeoutError) return { retry: true, code: 'model_timeout', message: 'the model endpoint did not answer in time' };
   if (err instanceof APIConnectionError) return { retry: true, code: 'model_unavailable', message: `the model endpoint could not be reached: ${causeOf(err)}` };
