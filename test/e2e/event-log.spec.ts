@@ -1,4 +1,5 @@
-import { EVENT_VERSION, connectNats, ensureStream, readSubject, uuidv7, type SteerlineEvent } from '@steerline/contracts';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { EVENT_VERSION, connectNats, encodeEvent, ensureStream, readSubject, uuidv7, type SteerlineEvent } from '@steerline/contracts';
 import { EventLog, StaleWriterError, UnappendableEventError } from '../../apps/engine/src/log/event-log';
 import { NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 
@@ -87,18 +88,41 @@ describe('the engine’s fenced event log', () => {
   });
 
   it('a batch another conversation’s writer cuts into is still appended whole and in order, and an earlier writer of the same subject is still refused', async () => {
-    // Another engine: its own connection, so its messages can land between this batch's.
+    // Another engine's message lands right after each batch's first event: the connection below
+    // publishes it in the same breath, and the server takes one connection's messages in order, so
+    // every batch is cut into, every time (no luck involved).
+    const cutIns: string[] = [];
+    const cutting = new Proxy(nats.nc, {
+      get(target, prop) {
+        if (prop !== 'publish') {
+          const value = Reflect.get(target, prop, target) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return (subject: string, payload: Uint8Array, opts?: { headers?: { has(k: string): boolean } }) => {
+          target.publish(subject, payload, opts as never);
+          if (!opts?.headers?.has('Nats-Expected-Last-Subject-Sequence')) return;
+          const [foreign] = events(uuidv7(), 1);
+          cutIns.push(foreign.id);
+          target.publish(nats.s.conversationEvents('default', foreign.conversationId), encodeEvent(foreign));
+        };
+      },
+    }) as NatsConnection;
+    const cut = new EventLog(cutting);
+    // And a real second engine on its own connection, writing at the same time.
     const second = await connectNats(NATS_URL, 'test-second-writer');
     const other = new EventLog(second);
     const rounds = Array.from({ length: 40 }, () => {
       const cid = uuidv7();
       return { subject: nats.s.conversationEvents('default', cid), events: events(cid, 6) };
     });
-    const before = log.counts.ackRounds + other.counts.ackRounds;
-    await Promise.all(rounds.map((r, i) => (i % 2 ? other : log).append(r.subject, r.events, 0)));
+    const before = { cut: cut.counts.ackRounds, other: other.counts.ackRounds };
+    await Promise.all(rounds.map((r, i) => (i % 2 ? other : cut).append(r.subject, r.events, 0)));
     await second.close();
-    // Some batches had to be appended again one by one (more rounds than batches), and every one holds.
-    expect(log.counts.ackRounds + other.counts.ackRounds - before).toBeGreaterThan(rounds.length);
+    // Each cut batch waited once for its ack, was refused, and was appended again one by one.
+    const cutBatches = rounds.length / 2;
+    expect(cutIns).toHaveLength(cutBatches);
+    expect(cut.counts.ackRounds - before.cut).toBe(cutBatches * (1 + 6));
+    expect(other.counts.ackRounds - before.other).toBeGreaterThanOrEqual(cutBatches);
     for (const r of rounds) expect(await read(r.subject)).toEqual(r.events.map((e) => e.id));
     const [first] = rounds;
     await expect(log.append(first.subject, events(uuidv7(), 3), 0)).rejects.toBeInstanceOf(StaleWriterError);
