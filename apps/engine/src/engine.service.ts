@@ -78,7 +78,7 @@ export class EngineService implements OnApplicationShutdown {
     subscribeTurn = turnSubjects(nc, s, this.turns, onError);
     this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
     const turns = this.turns;
-    this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => !!turns.turn(turnId) });
+    this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => turns.holds(turnId) });
     this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));
     await nc.flush();
     this.logger.log({ message: 'engine ready', engineId: this.config.engineId, prefix: s.prefix });

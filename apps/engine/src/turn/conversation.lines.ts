@@ -88,7 +88,9 @@ export class ConversationLines {
       await line.writer.append(events);
     } catch (err) {
       line.queued.splice(line.queued.indexOf(entry), 1);
-      throw err instanceof SteerlineError ? err : new SteerlineError('unavailable', (err as Error).message);
+      if (err instanceof SteerlineError) throw err;
+      // The cause says whether another writer came first (StaleWriterError) or the log is away.
+      throw Object.assign(new SteerlineError('unavailable', (err as Error).message), { cause: err });
     }
     if (line.queued.includes(entry)) {
       entry.subscription = this.deps.subscribeQueued(queued, (reason) => this.cancel(line, queued.turnId, reason));

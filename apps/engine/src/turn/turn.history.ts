@@ -18,6 +18,16 @@ export function busyTurn(events: TurnEvent[]): string | undefined {
   return first;
 }
 
+/** The id of a turn of the conversation that started and has not ended. */
+export function runningTurn(events: TurnEvent[]): string | undefined {
+  const started = new Set<string>();
+  for (const e of events) {
+    if (e.type === 'TurnStarted') started.add(e.turnId);
+    else if (isTerminalTurnEvent(e)) started.delete(e.turnId);
+  }
+  return started.values().next().value;
+}
+
 /** The turns of the conversation still queued (TurnQueued, neither started nor ended), oldest first, as their states. */
 export function queuedTurns(events: TurnEvent[]): TurnState[] {
   const byTurn = new Map<string, TurnEvent[]>();

@@ -23,7 +23,7 @@ import type { ToolRegistry } from '../tools/tool.registry';
 import type { LivePublisher } from '../live/live.publisher';
 import type { OwnedTurn, TurnOwnership } from '../ownership/turn-ownership';
 import { evolve } from './turn.evolve';
-import { busyTurn, queuedTurns } from './turn.history';
+import { busyTurn, queuedTurns, runningTurn } from './turn.history';
 import { initialState, type TurnState } from './turn.state';
 import { ConversationLines, type ConversationLine, type LinesDeps, type TurnSpec } from './conversation.lines';
 import { followUpOf } from './turn.steers';
@@ -48,8 +48,12 @@ export interface RegistryDeps {
   live?: LivePublisher;
 }
 
-/** What became of an orphaned turn this engine tried to adopt. */
-export type Adoption = 'resumed' | 'failed' | 'ended' | 'claim_stale' | 'taken';
+/**
+ * What became of an orphaned turn this engine tried to adopt. `advanced`: the
+ * turn had ended but its engine died before the next queued turn started; that
+ * turn started here.
+ */
+export type Adoption = 'resumed' | 'failed' | 'ended' | 'advanced' | 'claim_stale' | 'taken';
 
 /** The turns this engine owns, by turn and by conversation, and the turns queued behind them. */
 export class TurnRegistry {
@@ -63,6 +67,8 @@ export class TurnRegistry {
   private stopping = false;
   /** Turns ending now whose follow-up and next queued turn are still being appended. */
   private readonly advancing = new Set<Promise<void>>();
+  /** Their ids: an ended turn keeps its claim until the turn after it has started (see `release`). */
+  private readonly advancingTurns = new Set<string>();
 
   constructor(private readonly deps: RegistryDeps) {
     this.lines = new ConversationLines({ log: deps.log, subscribeQueued: deps.subscribeQueued, running: (conversationId) => this.byConversation.has(conversationId) });
@@ -78,6 +84,11 @@ export class TurnRegistry {
 
   runningIn(conversationId: string): TurnRunner | undefined {
     return this.byConversation.get(conversationId);
+  }
+
+  /** Whether this engine still acts on the turn: runs it, or is starting the turn queued after it. */
+  holds(turnId: string): boolean {
+    return this.byTurn.has(turnId) || this.advancingTurns.has(turnId);
   }
 
   /**
@@ -112,21 +123,32 @@ export class TurnRegistry {
       const fresh = this.lines.open(conversationId, tenantId, subject, lastSeq);
       const state = { ...initialState(), turnId, tenantId, conversationId };
       const limits = { ...DEFAULT_LIMITS, ...command.limits };
-      await this.launch(fresh, state, stored.flatMap((s) => messagesOf(s.event)), { prompt: command.prompt, model, limits, approvals: command.approvals });
+      await this.launch(fresh, state, stored.flatMap((s) => messagesOf(s.event)), { prompt: command.prompt, model, limits, approvals: command.approvals }).catch((err: unknown) => {
+        this.lines.close(conversationId);
+        throw err;
+      });
       return { turnId, status: 'running' };
     } finally {
       this.starting.delete(conversationId);
     }
   }
 
-  /** Runs a turn: claims it, subscribes its subjects and appends TurnStarted through the conversation's writer. */
+  /**
+   * Runs a turn: claims it, subscribes its subjects and appends TurnStarted
+   * through the conversation's writer. When that fails, the claim is kept
+   * unless the log surely refused the start (another writer came first): the
+   * reaper then finds the turn, running or still queued, and settles it from
+   * the log.
+   */
   private async launch(line: ConversationLine, state: TurnState, history: readonly ChatMessage[], spec: TurnSpec): Promise<TurnRunner> {
     const { turnId, tenantId, conversationId } = state;
     const runner = this.runner(line, spec.model.provider, state, history);
     this.track(runner);
+    let claimed = false;
     try {
       // Claimed before TurnStarted exists, so a crash right after it still leaves a turn another engine settles.
       await this.deps.ownership.claim({ turnId, tenantId, conversationId });
+      claimed = true;
       await runner.start({
         type: 'StartTurn',
         turnId,
@@ -139,7 +161,8 @@ export class TurnRegistry {
         ...(spec.approvals && { approvals: spec.approvals }),
       });
     } catch (err) {
-      this.release(runner);
+      this.forget(runner);
+      if (claimed && takenOver(err)) await this.deps.ownership.release(turnId).catch(() => undefined);
       throw err;
     }
     this.logger.log({ message: 'turn started', turnId, conversationId, tenantId });
@@ -163,7 +186,7 @@ export class TurnRegistry {
     const { events: stored, lastSeq } = await readConversation(this.deps.jsm, this.deps.subjects.stream, subject);
     const turnEvents = stored.map((x) => x.event).filter((e): e is TurnEvent => e.turnId !== null);
     const state = turnEvents.filter((e) => e.turnId === turnId).reduce(evolve, { ...initialState(), turnId, tenantId, conversationId });
-    if (state.status !== 'running') return 'ended';
+    if (state.status !== 'running') return this.advanceOrphaned(state, { subject, stored, turnEvents, lastSeq });
     if (state.engineId !== orphan.engineId) return 'claim_stale';
     // The log is the truth: a line this engine kept (its turn stopped by a lost log) is rebuilt from it.
     this.lines.close(conversationId);
@@ -188,6 +211,43 @@ export class TurnRegistry {
     return 'resumed';
   }
 
+  /**
+   * An orphaned claim on a turn that is not running: its engine died after the
+   * turn ended (or before a queued turn's start was appended), so the turns
+   * queued behind it may have no one to start them. When no turn of the
+   * conversation runs, this engine becomes its writer, queues the ended turn's
+   * follow-up if the log lacks it, and starts the oldest queued turn — the
+   * start guarded by the subject's last sequence, so a live owner racing it
+   * wins or loses whole.
+   */
+  private async advanceOrphaned(
+    state: TurnState,
+    log: { subject: string; stored: StoredEvent[]; turnEvents: TurnEvent[]; lastSeq: number },
+  ): Promise<Adoption> {
+    const { tenantId, conversationId } = state;
+    if (this.lines.get(conversationId) || runningTurn(log.turnEvents)) return 'ended';
+    const followUp = followUpOf(state);
+    const missingFollowUp = followUp && !log.turnEvents.some((e) => e.turnId === followUp.turnId) ? followUp : undefined;
+    const queued = queuedTurns(log.turnEvents);
+    if (queued.length === 0 && !missingFollowUp) return 'ended';
+    const line = this.lines.open(conversationId, tenantId, log.subject, log.lastSeq);
+    try {
+      for (const q of queued) this.lines.requeue(line, q);
+      if (missingFollowUp) {
+        const spec = { prompt: missingFollowUp.prompt, model: state.model!, limits: state.limits!, approvals: state.approvalPolicy };
+        await this.lines.queue(line, { ...initialState(), turnId: missingFollowUp.turnId, tenantId, conversationId }, spec, state.turnId);
+      }
+      const next = this.lines.next(line)!;
+      await this.launch(line, next, log.stored.flatMap((s) => messagesOf(s.event)), { prompt: next.queuedPrompt!, model: next.model!, limits: next.limits!, approvals: next.approvalPolicy });
+    } catch (err) {
+      this.lines.close(conversationId);
+      if (takenOver(err)) return 'taken';
+      throw err;
+    }
+    this.logger.log({ message: 'queued turn started after its owner was lost', endedTurnId: state.turnId, conversationId, tenantId, queuedTurns: line.queued.length });
+    return 'advanced';
+  }
+
   private runner(line: ConversationLine, provider: ModelSpec['provider'], state: TurnState, history: readonly ChatMessage[]): TurnRunner {
     return new TurnRunner(
       { writer: line.writer, model: this.deps.models.get(provider), tools: this.deps.tools, maxOutputBytes: this.deps.maxOutputBytes, live: this.deps.live?.forTurn(state.tenantId, state.conversationId, state.turnId), onEnded: (r) => this.release(r) },
@@ -206,28 +266,35 @@ export class TurnRegistry {
    * After a turn ended: its `next_turn` steers become a queued follow-up turn,
    * then the oldest queued turn starts (a cancelled or failed turn lets it start too).
    */
-  private async advance(ended: TurnRunner): Promise<void> {
+  private async advance(ended: TurnRunner): Promise<boolean> {
     const line = this.lines.get(ended.conversationId);
     // A turn stopped by a lost log, or handed over, still owns the subject on paper: nothing can be appended after it.
-    if (!line || ended.running) return;
+    if (!line || ended.running) return true;
     const { state } = ended;
     const followUp = followUpOf(state);
-    if (followUp) {
+    try {
       // Over the cap if need be: the moved steers' texts must not be lost.
-      const spec = { prompt: followUp.prompt, model: state.model!, limits: state.limits!, approvals: state.approvalPolicy };
-      await this.lines.queue(line, { ...initialState(), turnId: followUp.turnId, tenantId: state.tenantId, conversationId: state.conversationId }, spec, state.turnId).catch((err: Error) =>
-        this.logger.error({ message: 'could not queue the follow-up turn', turnId: state.turnId, nextTurnId: followUp.turnId, error: err.message }),
-      );
+      if (followUp) {
+        const spec = { prompt: followUp.prompt, model: state.model!, limits: state.limits!, approvals: state.approvalPolicy };
+        await this.lines.queue(line, { ...initialState(), turnId: followUp.turnId, tenantId: state.tenantId, conversationId: state.conversationId }, spec, state.turnId);
+      }
+      const next = this.lines.next(line);
+      if (!next) {
+        this.lines.dropIfIdle(state.conversationId);
+        return true;
+      }
+      const { model, limits, approvalPolicy, queuedPrompt } = next;
+      const runner = await this.launch(line, next, ended.context, { prompt: queuedPrompt!, model: model!, limits: limits!, approvals: approvalPolicy });
+      // Started (and claimed) while this engine stops: handed over like the others, so the queue behind it is adopted with it.
+      if (this.stopping) await runner.handOver();
+      return true;
+    } catch (err) {
+      // This engine no longer writes the conversation; the log keeps the queue, and the ended turn's claim
+      // (kept unless another writer surely took over) has the reaper start it from there.
+      this.lines.close(state.conversationId);
+      this.logger.error({ message: 'the turn queued next could not start', turnId: state.turnId, error: (err as Error).message });
+      return takenOver(err);
     }
-    const next = this.lines.next(line);
-    if (!next) return this.lines.dropIfIdle(state.conversationId);
-    const { model, limits, approvalPolicy, queuedPrompt } = next;
-    const runner = await this.launch(line, next, ended.context, { prompt: queuedPrompt!, model: model!, limits: limits!, approvals: approvalPolicy }).catch((err: Error) => {
-      this.logger.error({ message: 'a queued turn could not start', turnId: next.turnId, error: err.message });
-      return undefined;
-    });
-    // Started (and claimed) while this engine stops: handed over like the others, so the queue behind it is adopted with it.
-    if (runner && this.stopping) await runner.handOver();
   }
 
   /**
@@ -263,13 +330,32 @@ export class TurnRegistry {
     if (this.byConversation.get(runner.conversationId) === runner) this.byConversation.delete(runner.conversationId);
   }
 
+  /**
+   * A turn left this engine. An ended turn keeps its claim until the turn
+   * queued after it has started (and holds its own claim): an engine killed in
+   * between leaves a claim the reaper finds, and the queue is started from the
+   * log (`advanceOrphaned`). A turn stopped by a lost log keeps its claim: the
+   * reaper settles it once the log is back.
+   */
   private release(runner: TurnRunner): void {
     this.forget(runner);
-    // A turn stopped by a lost log keeps its claim: the reaper settles it once the log is back.
-    if (!runner.running) {
-      this.deps.ownership.release(runner.turnId).catch((err: Error) => this.logger.warn({ message: 'could not release turn', turnId: runner.turnId, error: err.message }));
-    }
-    const advancing: Promise<void> = this.advance(runner).finally(() => this.advancing.delete(advancing));
+    const { turnId } = runner;
+    const ended = !runner.running;
+    this.advancingTurns.add(turnId);
+    const advancing: Promise<void> = this.advance(runner)
+      .then((settled) => {
+        if (ended && settled) return this.deps.ownership.release(turnId);
+      })
+      .catch((err: Error) => this.logger.warn({ message: 'could not release turn', turnId, error: err.message }))
+      .finally(() => {
+        this.advancing.delete(advancing);
+        this.advancingTurns.delete(turnId);
+      });
     this.advancing.add(advancing);
   }
+}
+
+/** The log refused an append because another writer came first: this engine no longer writes the conversation. */
+function takenOver(err: unknown): boolean {
+  return err instanceof StaleWriterError || (err as Error | undefined)?.cause instanceof StaleWriterError || (err instanceof SteerlineError && err.code === 'turn_already_running');
 }
