@@ -157,18 +157,30 @@ describe('an engine that crashes, freezes or stops', () => {
 
   it('SIGTERM hands the turns over instead of dropping their steers; the engine exits 0 and the next engine resumes them', async () => {
     const a = await onlyEngine('engine-stopping');
-    const { tid } = await startTurn([sleep(1500), { text: 'done' }]);
+    const { cid, tid } = await startTurn([sleep(6000), { text: 'done' }]);
     await until(has('ToolCallStarted'), tid, 'the tool to start');
     const pending = await steer(tid, 'pending');
+    // Two turns wait behind it: one is cancelled while no engine runs, the other runs after it.
+    const queue = (prompt: string) => stack.api('POST', `/conversations/${cid}/turns`, { prompt, model: { provider: 'scripted', script: [{ text: prompt }] }, whenBusy: 'queue' });
+    const [cancelled, after] = [(await queue('cancel me')).body.turnId as string, (await queue('run me')).body.turnId as string];
+    await eventually(async () => ((await stack.api('GET', `/turns/${after}`)).body.status === 'queued' ? true : undefined), 10_000, 'the queued turns in the read model');
+    // Still inside its tool (checked, not assumed): the queued turns wait.
+    expect(await has('ToolCallFinished')(tid)).toBe(false);
     a.signal('SIGTERM');
     expect(await a.exited).toEqual({ code: 0, signal: null });
     expect(summary(await turnLog(tid)).some((t) => t.startsWith('SteerDropped') || t.startsWith('TurnFailed'))).toBe(false);
-    await pause(100);
+    // Between engines (the last event is a queued turn's, not the running one's) both the running turn and a queued one say "again in a moment".
+    for (const res of [await stack.api('POST', `/turns/${tid}/steers`, { text: 'between engines' }), await stack.api('POST', `/turns/${cancelled}/cancel`, {})]) {
+      expect({ status: res.status, code: res.body.error?.code ?? res.body.code, retryAfter: res.headers.get('retry-after') }).toEqual({ status: 503, code: 'unavailable', retryAfter: '1' });
+    }
     await engine('engine-after-restart');
+    await eventually(async () => ((await stack.api('POST', `/turns/${cancelled}/cancel`, {})).status === 202 ? true : undefined), 20_000, 'the cancel to be taken by the adopter');
     const events = await stack.turnEnded(tid, 40_000);
     expect(events.at(-1)!.event.type).toBe('TurnCompleted');
     expect(events.find((e) => e.event.type === 'SteeringDelivered')?.event.data).toMatchObject({ steerId: pending });
     expect(events.find((e) => e.event.type === 'TurnResumed')?.event.data).toMatchObject({ previousEngineId: 'engine-stopping', engineId: 'engine-after-restart' });
+    expect(summary(await stack.turnEnded(cancelled))).toEqual(['TurnQueued', 'TurnCancelled:cancelled by the client']);
+    expect((await stack.turnEnded(after, 40_000)).at(-1)!.event.type).toBe('TurnCompleted');
   });
 
   it('past STEERLINE_RESUME_LIMIT a lost engine’s turn fails engine_lost, its steers dropped first', async () => {

@@ -63,15 +63,16 @@ export class EngineClient {
     return this.turnCommand(this.s.decideApproval(turnId), body, turnId);
   }
 
+  /** A queued turn's owner answers its cancel, so a queued turn can be between engines too. */
   cancel(turnId: string, body: CancelTurnCommand): Promise<{ accepted: true }> {
-    return this.turnCommand(this.s.cancel(turnId), body, turnId);
+    return this.turnCommand(this.s.cancel(turnId), body, turnId, ['running', 'queued']);
   }
 
-  private async turnCommand<T>(subject: string, body: { tenantId: string }, turnId?: string): Promise<T> {
+  private async turnCommand<T>(subject: string, body: { tenantId: string }, turnId?: string, answeredWhen: readonly ('running' | 'queued')[] = ['running']): Promise<T> {
     try {
       return await request<T>(this.nc, subject, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'turn_not_running' });
     } catch (err) {
-      if (turnId && err instanceof SteerlineError && err.code === 'turn_not_running' && (await this.betweenEngines(body.tenantId, turnId))) {
+      if (turnId && err instanceof SteerlineError && err.code === 'turn_not_running' && (await this.betweenEngines(body.tenantId, turnId, answeredWhen))) {
         throw new SteerlineError('unavailable', 'the turn is moving to another engine (its engine stopped or was lost); send this again in a moment', {
           turnId,
           retryAfterSeconds: 1,
@@ -82,12 +83,14 @@ export class EngineClient {
   }
 
   /**
-   * Nobody answers for a turn the log says still runs: its engine is gone and
-   * another one has not adopted it yet (durable turns). Asked only after a
-   * `turn_not_running`, so the common path pays nothing.
+   * Nobody answers for a turn the log says still runs (or, for a cancel, still
+   * waits in the queue): its engine is gone and another one has not adopted it
+   * yet (durable turns). Asked only after a `turn_not_running`, so the common
+   * path pays nothing.
    */
-  private async betweenEngines(tenantId: string, turnId: string): Promise<boolean> {
+  private async betweenEngines(tenantId: string, turnId: string, answeredWhen: readonly ('running' | 'queued')[]): Promise<boolean> {
     const turn = await this.reads.turn(tenantId, turnId).catch(() => undefined);
-    return !!turn && turn.status === 'running' && (await this.log.turnRunning(tenantId, turn.conversationId, turnId));
+    if (!turn || !(answeredWhen as readonly string[]).includes(turn.status)) return false;
+    return this.log.turnOpen(tenantId, turn.conversationId, turnId, turn.status as 'running' | 'queued');
   }
 }

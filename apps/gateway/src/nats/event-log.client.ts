@@ -31,12 +31,18 @@ export class EventLogClient {
   }
 
   /**
-   * Whether the log says the turn still runs: the conversation's last event is
-   * one of this turn's and not its end (one turn of a conversation runs at a time).
+   * Whether the log agrees that the turn has not ended, from the conversation's
+   * last event (one direct get). One turn runs at a time, so the last event is
+   * the running turn's own, or one of a turn queued behind it (its TurnQueued,
+   * or its cancel before it started). A queued turn has not ended unless its own
+   * end is last.
    */
-  async turnRunning(tenantId: string, conversationId: string, turnId: string): Promise<boolean> {
-    const last = await lastMessage(await this.manager(), this.s.stream, this.s.conversationEvents(tenantId, conversationId)).catch(() => undefined);
-    return last?.event?.turnId === turnId && !isTerminalTurnEvent(last.event);
+  async turnOpen(tenantId: string, conversationId: string, turnId: string, as: 'running' | 'queued'): Promise<boolean> {
+    const last = (await lastMessage(await this.manager(), this.s.stream, this.s.conversationEvents(tenantId, conversationId)).catch(() => undefined))?.event;
+    if (!last) return false;
+    if (last.turnId === turnId) return !isTerminalTurnEvent(last);
+    if (as === 'queued') return true;
+    return last.type === 'TurnQueued' || (last.type === 'TurnCancelled' && (last.data as { steps: number }).steps === 0);
   }
 
   /**
