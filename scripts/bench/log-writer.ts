@@ -85,7 +85,8 @@ export async function writeConversations(
   const publish = async (event: SteerlineEvent) => {
     const h = headers();
     h.set(EVENT_TYPE_HEADER, event.type);
-    inFlight.push(js.publish(s.conversationEvents(event.tenantId, event.conversationId), encodeEvent(event), { headers: h }));
+    // A bulk load: a window of thousands of acks may take longer than the client's 5 s default on a busy machine.
+    inFlight.push(js.publish(s.conversationEvents(event.tenantId, event.conversationId), encodeEvent(event), { headers: h, timeout: 60_000 }));
     written += 1;
     if (inFlight.length >= window) {
       await Promise.all(inFlight);
