@@ -98,7 +98,7 @@ export async function appendAll(js: JetStreamClient, s: Subjects, events: readon
       events.slice(i, i + window).map((event) => {
         const h = headers();
         h.set(EVENT_TYPE_HEADER, event.type);
-        return js.publish(s.conversationEvents(event.tenantId, event.conversationId), encodeEvent(event), { msgID: event.id, headers: h });
+        return js.publish(s.conversationEvents(event.tenantId, event.conversationId), encodeEvent(event), { msgID: event.id, headers: h, timeout: 60_000 });
       }),
     );
     last = acks.at(-1)!.seq;

@@ -118,7 +118,7 @@ async function writeLog(nc: NatsConnection, prefix: string, count: number, keep?
         if (i >= g.length) continue;
         const h = headers();
         h.set(EVENT_TYPE_HEADER, g[i].type);
-        inFlight.push(js.publish(s.conversationEvents('bench', g[i].conversationId), encodeEvent(g[i]), { headers: h }));
+        inFlight.push(js.publish(s.conversationEvents('bench', g[i].conversationId), encodeEvent(g[i]), { headers: h, timeout: 60_000 }));
         written += 1;
         if (inFlight.length >= 2_000) await flush();
       }
