@@ -1,4 +1,5 @@
 import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
+import { eventually } from '../support/env';
 import { startStack, steerSafely, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;
@@ -14,12 +15,25 @@ describe('every steering rule, through HTTP', () => {
     await stack.close();
   });
 
-  async function startTurn(script: Step[], limits?: Record<string, number>) {
+  async function startTurn(script: Step[], limits?: Record<string, number>, approvals?: Record<string, unknown>) {
     const cid = (await stack.api('POST', '/conversations')).body.id as string;
-    const res = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'go', model: { provider: 'scripted', script }, ...(limits ? { limits } : {}) });
+    const res = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'go', model: { provider: 'scripted', script }, ...(limits ? { limits } : {}), ...(approvals ? { approvals } : {}) });
     expect(res.status).toBe(202);
     return { cid, tid: res.body.turnId as string };
   }
+  // A call waiting for approval holds its step until the test approves it, so a steer sent
+  // meanwhile lands in that step however slow the machine is (docs/design.md §8.2).
+  const held = { tools: ['sleep'] };
+  const requested = (tid: string, toolCallId: string) =>
+    eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested' && e.event.data.toolCallId === toolCallId) ? true : undefined), 20_000, `approval request ${toolCallId}`);
+  const approve = async (tid: string, toolCallId: string) => {
+    await requested(tid, toolCallId);
+    expect((await stack.api('POST', `/turns/${tid}/approvals/${toolCallId}`, { decision: 'approve' })).status).toBe(200);
+  };
+  const queuedIn = (tid: string, text: string) =>
+    eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'SteerQueued' && e.event.data.text === text) ? true : undefined), 20_000, `steer "${text}" queued`);
+  const hasEvent = (tid: string, type: string) =>
+    eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === type) ? true : undefined), 20_000, `${type} in turn ${tid}`);
   const steer = (tid: string, text: string, extra: Record<string, unknown> = {}, wait = 0) =>
     stack.api('POST', `/turns/${tid}/steers`, { text, ...extra }, wait ? { Prefer: `wait=${wait}` } : {});
   const ended = (tid: string) => stack.turnEnded(tid);
@@ -27,36 +41,45 @@ describe('every steering rule, through HTTP', () => {
     events.filter((e) => (e.event.type === 'SteeringDelivered' || e.event.type === 'SteerDropped') && e.event.data.steerId === steerId);
 
   it('one steer over the queue cap gets 429 queue_full and appends nothing', async () => {
-    const { tid } = await startTurn([sleep(1500)], { maxQueued: 2 });
+    const { tid } = await startTurn([sleep(10)], { maxQueued: 2 }, held);
+    await requested(tid, 'call_1_0');
     expect((await steer(tid, 'one')).status).toBe(202);
     expect((await steer(tid, 'two')).status).toBe(202);
     const full = await steer(tid, 'three');
     expect(full.status).toBe(429);
     expect(full.body.error.code).toBe('queue_full');
+    await approve(tid, 'call_1_0');
     const events = await ended(tid);
     expect(events.filter((e) => e.event.type === 'SteerQueued')).toHaveLength(2);
   });
 
   it('a queued steer is withdrawn with its text handed back; a delivered one answers 409 already_delivered', async () => {
-    const { tid } = await startTurn([sleep(700), sleep(1500)]);
+    const { tid } = await startTurn([sleep(10), sleep(10)], undefined, held);
+    await requested(tid, 'call_1_0');
     const queued = await steer(tid, 'forget this');
     expect(queued.status).toBe(202);
     const withdrawn = await stack.api('DELETE', `/turns/${tid}/steers/${queued.body.steerId}`);
     expect(withdrawn.status).toBe(200);
     expect(withdrawn.body).toMatchObject({ status: 'dropped', reason: 'withdrawn', text: 'forget this', position: 1 });
 
-    const delivered = await steer(tid, 'keep this', {}, 5);
+    const pending = steer(tid, 'keep this', {}, 30);
+    await queuedIn(tid, 'keep this');
+    await approve(tid, 'call_1_0');
+    const delivered = await pending;
     expect(delivered.status).toBe(200);
+    // Step 2's call still waits for approval: the turn is running when the withdrawal comes.
+    await requested(tid, 'call_2_0');
     const late = await stack.api('DELETE', `/turns/${tid}/steers/${delivered.body.steerId}`);
     expect(late.status).toBe(409);
     expect(late.body.error.code).toBe('already_delivered');
+    await approve(tid, 'call_2_0');
     const events = await ended(tid);
     expect(settlementsOf(events, queued.body.steerId).map((e) => e.event.type)).toEqual(['SteerDropped']);
   });
 
   it('cancel answers 202, aborts the running tool and drops queued steers turn_cancelled before TurnCancelled', async () => {
     const { tid } = await startTurn([sleep(30_000)]);
-    await pause(150);
+    await hasEvent(tid, 'ToolCallStarted');
     const a = await steer(tid, 'first');
     const b = await steer(tid, 'second');
     const waiting = stack.api('GET', `/turns/${tid}/steers/${a.body.steerId}`, undefined, { Prefer: 'wait=10' });
@@ -64,7 +87,8 @@ describe('every steering rule, through HTTP', () => {
     const cancel = await stack.api('POST', `/turns/${tid}/cancel`, { reason: 'user changed their mind' });
     expect(cancel.status).toBe(202);
     const events = await ended(tid);
-    expect(Date.now() - started).toBeLessThan(5000);
+    // Far below the tool's 30 s: the cancel aborted it rather than waiting for it.
+    expect(Date.now() - started).toBeLessThan(15_000);
     expect(events.slice(-3).map((e) => [e.event.type, (e.event.data as { reason?: string }).reason])).toEqual([
       ['SteerDropped', 'turn_cancelled'],
       ['SteerDropped', 'turn_cancelled'],
@@ -78,11 +102,18 @@ describe('every steering rule, through HTTP', () => {
   });
 
   it('a fatal tool failure fails the turn, and a waiting steer gets 409 steer_dropped turn_failed with its text', async () => {
-    const { tid } = await startTurn([sleep(400), { tool: { name: 'fail', args: { message: 'disk full' } }, delayMs: 400 }]);
-    await pause(100);
-    const res = await steer(tid, 'hurry', {}, 5);
+    const { tid } = await startTurn([sleep(10), { tool: { name: 'fail', args: { message: 'disk full' } } }], undefined, { tools: ['*'] });
+    await requested(tid, 'call_1_0');
+    const hurry = steer(tid, 'hurry', {}, 30);
+    await queuedIn(tid, 'hurry');
+    await approve(tid, 'call_1_0');
+    const res = await hurry;
     expect(res.status).toBe(200);
-    const next = await steer(tid, 'too late for step 2', {}, 5);
+    await requested(tid, 'call_2_0');
+    const pending = steer(tid, 'too late for step 2', {}, 30);
+    await queuedIn(tid, 'too late for step 2');
+    await approve(tid, 'call_2_0');
+    const next = await pending;
     expect(next.status).toBe(409);
     expect(next.body.error).toMatchObject({ code: 'steer_dropped', reason: 'turn_failed', text: 'too late for step 2' });
     const events = await ended(tid);
@@ -90,9 +121,12 @@ describe('every steering rule, through HTTP', () => {
   });
 
   it('maxSteps ends the turn and drops queued steers max_steps', async () => {
-    const { tid } = await startTurn([sleep(500), sleep(10)], { maxSteps: 1 });
-    await pause(100);
-    const res = await steer(tid, 'more', {}, 5);
+    const { tid } = await startTurn([sleep(10), sleep(10)], { maxSteps: 1 }, held);
+    await requested(tid, 'call_1_0');
+    const pending = steer(tid, 'more', {}, 30);
+    await queuedIn(tid, 'more');
+    await approve(tid, 'call_1_0');
+    const res = await pending;
     expect(res.status).toBe(409);
     expect(res.body.error).toMatchObject({ code: 'steer_dropped', reason: 'max_steps' });
     const events = await ended(tid);
@@ -100,12 +134,13 @@ describe('every steering rule, through HTTP', () => {
   });
 
   it('steers queued at a text-only answer are delivered at turn_end and the model answers again; past the cap they drop continuation_cap', async () => {
-    const { tid } = await startTurn([{ text: 'first answer', delayMs: 500 }, { text: 'second answer', delayMs: 500 }], { maxContinuations: 1 });
-    await pause(100);
-    const a = await steer(tid, 'also check the docs', {}, 5);
+    // A text-only answer cannot wait for an approval: each answer takes 2.5 s, ample for one
+    // HTTP round trip on a loaded machine, and each steer is sent once its answer is under way.
+    const { tid } = await startTurn([{ text: 'first answer', delayMs: 2500 }, { text: 'second answer', delayMs: 2500 }], { maxContinuations: 1 });
+    const a = await steer(tid, 'also check the docs', {}, 30);
     expect(a.status).toBe(200);
     expect(a.body).toMatchObject({ status: 'delivered', boundary: 'turn_end', step: 1, requestStep: 2 });
-    const b = await steer(tid, 'and the changelog', {}, 5);
+    const b = await steer(tid, 'and the changelog', {}, 30);
     expect(b.status).toBe(409);
     expect(b.body.error).toMatchObject({ code: 'steer_dropped', reason: 'continuation_cap', text: 'and the changelog' });
     const events = await ended(tid);
@@ -113,7 +148,8 @@ describe('every steering rule, through HTTP', () => {
   });
 
   it('a conversation steer reaches the running turn; a stale expectedTurnId gets 409 turn_moved_on; a second turn 409 turn_already_running', async () => {
-    const { cid, tid } = await startTurn([sleep(800)]);
+    const { cid, tid } = await startTurn([sleep(10)], undefined, held);
+    await requested(tid, 'call_1_0');
     const second = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'another' });
     expect(second.status).toBe(409);
     expect(second.body.error.code).toBe('turn_already_running');
@@ -123,6 +159,7 @@ describe('every steering rule, through HTTP', () => {
     const moved = await stack.api('POST', `/conversations/${cid}/steers`, { text: 'wrong turn', expectedTurnId: uuidv7() });
     expect(moved.status).toBe(409);
     expect(moved.body.error.code).toBe('turn_moved_on');
+    await approve(tid, 'call_1_0');
     await ended(tid);
     const idle = await stack.api('POST', `/conversations/${cid}/steers`, { text: 'nobody runs' });
     expect(idle.status).toBe(409);
@@ -130,7 +167,8 @@ describe('every steering rule, through HTTP', () => {
   });
 
   it('a resubmitted steerId returns the same receipt and appends nothing; equal texts are two steers', async () => {
-    const { tid } = await startTurn([sleep(600)]);
+    const { tid } = await startTurn([sleep(10)], undefined, held);
+    await requested(tid, 'call_1_0');
     const steerId = uuidv7();
     const first = await steer(tid, 'same id', { steerId });
     const again = await steer(tid, 'same id', { steerId });
@@ -140,6 +178,7 @@ describe('every steering rule, through HTTP', () => {
     const twin2 = await steer(tid, 'twin');
     expect(twin1.body.steerId).not.toBe(twin2.body.steerId);
     expect([twin1.body.position, twin2.body.position]).toEqual([2, 3]);
+    await approve(tid, 'call_1_0');
     const events = await ended(tid);
     expect(events.filter((e) => e.event.type === 'SteerQueued' && e.event.data.steerId === steerId)).toHaveLength(1);
     await stack.settled();
@@ -149,18 +188,24 @@ describe('every steering rule, through HTTP', () => {
   });
 
   it('GET a receipt with Prefer: wait long-polls until the steer is delivered', async () => {
-    const { tid } = await startTurn([sleep(600)]);
+    const { tid } = await startTurn([sleep(10)], undefined, held);
+    await requested(tid, 'call_1_0');
     const queued = await steer(tid, 'poll me');
     expect(queued.status).toBe(202);
-    const receipt = await stack.api('GET', `/turns/${tid}/steers/${queued.body.steerId}`, undefined, { Prefer: 'wait=5' });
+    const polling = stack.api('GET', `/turns/${tid}/steers/${queued.body.steerId}`, undefined, { Prefer: 'wait=30' });
+    await approve(tid, 'call_1_0');
+    const receipt = await polling;
     expect(receipt.status).toBe(200);
     expect(receipt.body).toMatchObject({ steerId: queued.body.steerId, turnId: tid, status: 'delivered', step: 1, boundary: 'tool_results', requestStep: 2, text: 'poll me' });
   });
 
   it('a delivered steer is its own user message carrying afterToolCallIds and the rendered text, never inside a tool result', async () => {
-    const { tid } = await startTurn([{ tools: [{ name: 'echo', args: { text: 'a' } }, { name: 'sleep', args: { ms: 400 } }] }]);
-    await pause(100);
-    const res = await steer(tid, 'after both tools', {}, 5);
+    const { tid } = await startTurn([{ tools: [{ name: 'echo', args: { text: 'a' } }, { name: 'sleep', args: { ms: 10 } }] }], undefined, held);
+    await requested(tid, 'call_1_1');
+    const pending = steer(tid, 'after both tools', {}, 30);
+    await queuedIn(tid, 'after both tools');
+    await approve(tid, 'call_1_1');
+    const res = await pending;
     expect(res.status).toBe(200);
     const events = await ended(tid);
     const delivered = events.find((e) => e.event.type === 'SteeringDelivered')!.event;
@@ -172,13 +217,18 @@ describe('every steering rule, through HTTP', () => {
 
   it('steers fired concurrently across the moment a turn ends each get exactly one terminal event, or an error and none', async () => {
     for (let round = 0; round < 3; round++) {
-      const { tid } = await startTurn([{ text: 'end', delayMs: 200 }], { maxQueued: 1000, maxContinuations: 0 });
-      const shots = Array.from({ length: 40 }, (_, i) => {
-        const steerId = uuidv7();
-        return pause(i * 10).then(() => steerSafely(stack, tid, `race ${i}`, steerId));
-      });
+      const { tid } = await startTurn([{ text: 'end', delayMs: 300 }], { maxQueued: 1000, maxContinuations: 0 });
+      // Shots every 10 ms from the start until the log shows the end, then a few more: the
+      // moment the turn ends falls among them however long the machine takes to get there.
+      let over = false;
+      const end = ended(tid).finally(() => (over = true));
+      const shots: ReturnType<typeof steerSafely>[] = [];
+      for (let after = 0; after < 5; after += over ? 1 : 0) {
+        shots.push(steerSafely(stack, tid, `race ${shots.length}`, uuidv7()));
+        await pause(10);
+      }
       const results = await Promise.all(shots);
-      const events = await ended(tid);
+      const events = await end;
       for (const { steerId, res } of results) {
         if (res.status >= 200 && res.status < 300) expect(settlementsOf(events, steerId)).toHaveLength(1);
         else {
