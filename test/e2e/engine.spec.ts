@@ -6,7 +6,7 @@ describe('engine over real NATS JetStream', () => {
   const prefix = uniquePrefix();
   let nats: NatsHandle;
   let engine: RunningEngine;
-  const call = <T>(subject: string, body: unknown) => request<T>(nats.nc, subject, body, { timeoutMs: 5000, noResponders: 'turn_not_running' });
+  const call = <T>(subject: string, body: unknown) => request<T>(nats.nc, subject, body, { timeoutMs: 30_000, noResponders: 'turn_not_running' });
 
   beforeAll(async () => {
     nats = await openNats(prefix);
@@ -23,9 +23,10 @@ describe('engine over real NATS JetStream', () => {
       tenantId: 'default',
       conversationId,
       prompt: 'work',
-      model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 300 } } }, { text: 'finished' }] },
+      model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 3000 } } }, { text: 'finished' }] },
     });
-    await new Promise((r) => setTimeout(r, 100));
+    // Sent once the tool runs, with seconds of the tool left: a busy machine cannot push it out of the window.
+    await eventually(async () => ((await nats.readAll()).some((e) => e.event.turnId === turnId && e.event.type === 'ToolCallStarted') ? true : undefined), 20_000, 'step 1’s tool to start');
     const receipt = await call<Receipt>(nats.s.turnSteer(turnId), { tenantId: 'default', text: '  go left ' });
     expect(receipt).toMatchObject({ status: 'queued', position: 1, text: 'go left', turnId });
 
@@ -33,7 +34,7 @@ describe('engine over real NATS JetStream', () => {
     await eventually(async () => {
       events = (await nats.readAll()).filter((e) => e.event.turnId === turnId);
       return events.some((e) => e.event.type === 'TurnCompleted') || undefined;
-    });
+    }, 20_000, 'the turn to complete');
     expect(events.map((e) => e.event.type)).toEqual([
       'TurnStarted',
       'ModelRequested',
@@ -58,7 +59,7 @@ describe('engine over real NATS JetStream', () => {
     const events = await eventually(async () => {
       const all = (await nats.readAll()).filter((e) => e.event.turnId === turnId);
       return all.some((e) => e.event.type === 'TurnCompleted') ? all : undefined;
-    });
+    }, 20_000, 'the turn to complete');
     expect(events[0].event).toMatchObject({ type: 'TurnStarted', data: { prompt: 'after the noise' } });
   });
 });
