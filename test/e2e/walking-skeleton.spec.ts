@@ -2,7 +2,7 @@ import { checkInvariants } from '@steerline/contracts';
 import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 
-const script = [{ tool: { name: 'sleep', args: { ms: 800 } } }, { tool: { name: 'sleep', args: { ms: 300 } } }, { text: 'finished' }];
+const script = [{ tool: { name: 'sleep', args: { ms: 3000 } } }, { tool: { name: 'sleep', args: { ms: 300 } } }, { text: 'finished' }];
 
 describe('a steer travels from HTTP into a running turn and lands in PostgreSQL', () => {
   let stack: Stack;
@@ -21,10 +21,11 @@ describe('a steer travels from HTTP into a running turn and lands in PostgreSQL'
     expect(turn.status).toBe(202);
     const tid = turn.body.turnId;
 
-    await new Promise((r) => setTimeout(r, 150));
-    const wait = { Prefer: 'wait=5' };
+    // Both are sent within step 1's 3 s tool call, the second once the first is in the log,
+    // so their order is the order sent, not the order two racing requests happened to land.
+    const wait = { Prefer: 'wait=20' };
     const first = stack.api('POST', `/turns/${tid}/steers`, { text: 'Keep the public API' }, wait);
-    await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'SteerQueued') ? true : undefined), 20_000, 'the first steer queued');
     const second = stack.api('POST', `/turns/${tid}/steers`, { text: 'Add tests first' }, wait);
     const [a, b] = await Promise.all([first, second]);
     expect(a.status).toBe(200);
@@ -33,10 +34,10 @@ describe('a steer travels from HTTP into a running turn and lands in PostgreSQL'
     expect(b.body).toMatchObject({ status: 'delivered', step: 1, boundary: 'tool_results', position: 2 });
 
     // The step-2 model request holds both texts, in order, after step 1's tool result.
-    await eventually(() => stack.model.requests.find((r) => r.step === 3), 5000, 'step 3 request');
+    await eventually(() => stack.model.requests.find((r) => r.step === 3), 20_000, 'step 3 request');
     const step2 = stack.model.requests.find((r) => r.step === 2)!;
     expect(step2.messages.slice(-3).map((m) => [m.role, m.content])).toEqual([
-      ['tool', 'slept 800 ms'],
+      ['tool', 'slept 3000 ms'],
       ['user', 'Keep the public API'],
       ['user', 'Add tests first'],
     ]);
@@ -44,7 +45,7 @@ describe('a steer travels from HTTP into a running turn and lands in PostgreSQL'
     const finished = await eventually(async () => {
       const r = await stack.api('GET', `/turns/${tid}`);
       return r.status === 200 && r.body.status === 'completed' ? r : undefined;
-    }, 10_000, 'the turn to complete in the read model');
+    }, 20_000, 'the turn to complete in the read model');
     expect(finished.body).toMatchObject({ steps: 3, steers: { queued: 0, delivered: 2, dropped: 0 } });
 
     await stack.settled();
@@ -53,7 +54,7 @@ describe('a steer travels from HTTP into a running turn and lands in PostgreSQL'
     expect(transcript.body.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
       ['user', 'Refactor the parser'],
       ['assistant', ''],
-      ['tool', 'slept 800 ms'],
+      ['tool', 'slept 3000 ms'],
       ['user', 'Keep the public API'],
       ['user', 'Add tests first'],
       ['assistant', 'Acknowledged: Keep the public API\nAcknowledged: Add tests first'],
