@@ -1,4 +1,5 @@
 import { auditLog } from '@steerline/contracts';
+import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;
@@ -13,25 +14,32 @@ describe('a steer’s own lifecycle, through HTTP (docs/design.md §8.3)', () =>
     await stack.close();
   });
 
-  async function startTurn(script: Step[]) {
+  async function startTurn(script: Step[], approvals?: Record<string, unknown>) {
     const cid = (await stack.api('POST', '/conversations')).body.id as string;
-    const res = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'go', model: { provider: 'scripted', script } });
+    const res = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'go', model: { provider: 'scripted', script }, ...(approvals ? { approvals } : {}) });
     expect(res.status).toBe(202);
     return { cid, tid: res.body.turnId as string };
   }
+  // A call waiting for approval holds step 1 open until the test approves it, however slow the machine.
+  const held = { tools: ['sleep'] };
+  const requested = (tid: string) =>
+    eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested') ? true : undefined), 20_000, 'an approval request');
   const steer = (tid: string, body: Record<string, unknown>, wait = 0) => stack.api('POST', `/turns/${tid}/steers`, body, wait ? { Prefer: `wait=${wait}` } : {});
   const patch = (tid: string, sid: string, text: unknown) => stack.api('PATCH', `/turns/${tid}/steers/${sid}`, { text });
   const userMessages = (tid: string) => stack.model.requests.flatMap((r) => r.messages).filter((m) => m.role === 'user' && m.turnId === tid && m.steerId).map((m) => m.content);
 
   it('an edit made before the boundary is what the model reads; after it, already_delivered', async () => {
-    const { tid } = await startTurn([sleep(600), { text: 'done' }]);
+    const { tid } = await startTurn([sleep(10), { text: 'done' }], held);
+    await requested(tid);
     const queued = await steer(tid, { text: 'use tabs' });
     expect(queued.status).toBe(202);
     const edited = await patch(tid, queued.body.steerId, '  use spaces  ');
     expect(edited.status).toBe(200);
     expect(edited.body).toMatchObject({ steerId: queued.body.steerId, status: 'queued', position: 1, text: 'use spaces' });
     expect((await patch(tid, queued.body.steerId, '   ')).status).toBe(400);
-    const settled = await stack.api('GET', `/turns/${tid}/steers/${queued.body.steerId}`, undefined, { Prefer: 'wait=10' });
+    const settling = stack.api('GET', `/turns/${tid}/steers/${queued.body.steerId}`, undefined, { Prefer: 'wait=30' });
+    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
+    const settled = await settling;
     expect(settled.body).toMatchObject({ status: 'delivered', text: 'use spaces' });
     // Once the turn ended the read model answers: it must have caught up.
     await stack.turnEnded(tid);
@@ -47,7 +55,7 @@ describe('a steer’s own lifecycle, through HTTP (docs/design.md §8.3)', () =>
 
   it('edits racing the boundary: every edit answered 200 is the text delivered, and the first refused one is already_delivered', async () => {
     // The answer after the boundary takes a while, so the refusal comes from the running turn's decider.
-    const { tid } = await startTurn([sleep(300), { text: 'done', delayMs: 1000 }]);
+    const { tid } = await startTurn([sleep(300), { text: 'done', delayMs: 2500 }]);
     const { steerId } = (await steer(tid, { text: 'v0' })).body;
     let lastAccepted = 'v0';
     let refused: { status: number; body: any } | undefined;
@@ -63,7 +71,9 @@ describe('a steer’s own lifecycle, through HTTP (docs/design.md §8.3)', () =>
   });
 
   it('a steer still queued at its deadline comes back expired with its text', async () => {
-    const { tid } = await startTurn([sleep(3000), { text: 'done' }]);
+    // Step 1's call waits for an approval that never comes: the steer stays queued past its deadline.
+    const { tid } = await startTurn([sleep(10), { text: 'done' }], held);
+    await requested(tid);
     const started = Date.now();
     const expired = await steer(tid, { text: 'only if quick', ttlMs: 1000 }, 10);
     expect(expired.status).toBe(409);
@@ -77,7 +87,7 @@ describe('a steer’s own lifecycle, through HTTP (docs/design.md §8.3)', () =>
 
   it('expiry racing the boundary: each steer is either delivered or expired, never both, and only delivered ones reach the model', async () => {
     // The deadlines (1 s after acceptance) fall around the end of the 1 s tool call.
-    const { tid } = await startTurn([sleep(1000), { text: 'done', delayMs: 300 }]);
+    const { tid } = await startTurn([sleep(1000), { text: 'done', delayMs: 1000 }]);
     const sent = await Promise.all(['a', 'b', 'c', 'd'].map((text) => steer(tid, { text, ttlMs: 1000 })));
     expect(sent.map((r) => r.status)).toEqual([202, 202, 202, 202]);
     const events = await stack.turnEnded(tid);
@@ -89,9 +99,10 @@ describe('a steer’s own lifecycle, through HTTP (docs/design.md §8.3)', () =>
   });
 
   it('at a text-only end a drop steer is dropped turn_ended while a continue steer is delivered and the turn goes on', async () => {
-    const { tid } = await startTurn([{ text: 'writing', delayMs: 800 }, { text: 'done' }]);
-    const dropped = steer(tid, { text: 'only for this answer', onTurnEnd: 'drop' }, 10);
-    const kept = steer(tid, { text: 'and then this' }, 10);
+    // 2.5 s of text-only answer: room for both steers to land before it ends on a loaded machine.
+    const { tid } = await startTurn([{ text: 'writing', delayMs: 2500 }, { text: 'done' }]);
+    const dropped = steer(tid, { text: 'only for this answer', onTurnEnd: 'drop' }, 30);
+    const kept = steer(tid, { text: 'and then this' }, 30);
     expect((await dropped).body.error).toMatchObject({ code: 'steer_dropped', reason: 'turn_ended', text: 'only for this answer' });
     expect((await kept).body).toMatchObject({ status: 'delivered', boundary: 'turn_end' });
     const events = await stack.turnEnded(tid);
