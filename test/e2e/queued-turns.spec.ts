@@ -21,10 +21,17 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
   const start = (cid: string, body: Record<string, unknown>) => stack.api('POST', `/conversations/${cid}/turns`, body);
   const conversationEvents = async (cid: string) => (await stack.nats.readAll()).filter((e) => e.event.conversationId === cid);
   const turnTypes = (events: StoredEvent[], tid: string) => events.filter((e) => e.event.turnId === tid).map((e) => e.event.type);
+  // The running turn's call waits for the test's approval: the turn runs, however slow the
+  // machine, until the test has queued what it needs behind it (docs/design.md §8.2).
+  const held = { tools: ['sleep'] };
+  const release = async (tid: string) => {
+    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested') ? true : undefined), 20_000, 'an approval request');
+    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
+  };
 
   it('a queued turn starts by itself when the running one ends, in order; without whenBusy the answer is still turn_already_running', async () => {
     const cid = await newConversation();
-    const first = await start(cid, { prompt: 'first', model: model([sleep(500), { text: 'one' }]) });
+    const first = await start(cid, { prompt: 'first', model: model([sleep(10), { text: 'one' }]), approvals: held });
     expect(first.body).toMatchObject({ status: 'running' });
     const refused = await start(cid, { prompt: 'nope', model: model([]) });
     expect(refused.status).toBe(409);
@@ -34,6 +41,7 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
     expect(second.status).toBe(202);
     expect(second.body).toMatchObject({ status: 'queued', position: 1 });
     expect(third.body).toMatchObject({ status: 'queued', position: 2 });
+    await release(first.body.turnId);
     await stack.turnEnded(third.body.turnId);
     const events = await conversationEvents(cid);
     const order = events.filter((e) => e.event.type === 'TurnStarted').map((e) => e.event.turnId);
@@ -50,7 +58,7 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
 
   it('a queued turn cancelled never starts, the next one does, and the conversation lists it', async () => {
     const cid = await newConversation();
-    const running = await start(cid, { prompt: 'busy', model: model([sleep(800), { text: 'done' }]) });
+    const running = await start(cid, { prompt: 'busy', model: model([sleep(10), { text: 'done' }]), approvals: held });
     const cancelled = await start(cid, { prompt: 'not this', model: model([]), whenBusy: 'queue' });
     const next = await start(cid, { prompt: 'this', model: model([{ text: 'ok' }]), whenBusy: 'queue' });
     await stack.settled();
@@ -62,6 +70,7 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
     ]);
     expect((await stack.api('POST', `/turns/${cancelled.body.turnId}/steers`, { text: 'x' })).status).toBe(409);
     expect((await stack.api('POST', `/turns/${cancelled.body.turnId}/cancel`, { reason: 'changed my mind' })).status).toBe(202);
+    await release(running.body.turnId);
     await stack.turnEnded(next.body.turnId);
     const events = await conversationEvents(cid);
     expect(turnTypes(events, cancelled.body.turnId)).toEqual(['TurnQueued', 'TurnCancelled']);
@@ -72,9 +81,10 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
 
   it('a cap of 10 queued turns: the 11th is turn_queue_full', async () => {
     const cid = await newConversation();
-    await start(cid, { prompt: 'busy', model: model([sleep(1500)]) });
+    const busy = await start(cid, { prompt: 'busy', model: model([sleep(10)]), approvals: held });
     const answers = [];
     for (let i = 0; i < 11; i++) answers.push(await start(cid, { prompt: `q${i}`, model: model([]), whenBusy: 'queue' }));
+    await release(busy.body.turnId);
     expect(answers.slice(0, 10).map((a) => a.body.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(answers[10].status).toBe(429);
     expect(answers[10].body.error.code).toBe('turn_queue_full');
@@ -83,11 +93,11 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
 
   it('a steer sent with onTurnEnd next_turn while the model writes its final answer becomes the prompt of the next turn, which starts by itself', async () => {
     const cid = await newConversation();
-    const { turnId } = (await start(cid, { prompt: 'write it', model: model([{ text: 'final answer', delayMs: 800 }]), limits: { maxSteps: 7 } })).body;
-    // Both sent while the answer is written; each answer waits for its settlement.
+    const { turnId } = (await start(cid, { prompt: 'write it', model: model([{ text: 'final answer', delayMs: 2500 }]), limits: { maxSteps: 7 } })).body;
+    // Both sent while the answer is written (2.5 s: room for a slow round trip); each answer waits for its settlement.
     const [moved, movedToo] = await Promise.all([
-      stack.api('POST', `/turns/${turnId}/steers`, { text: 'now add tests', onTurnEnd: 'next_turn', steerId: uuidv7() }, { Prefer: 'wait=10' }),
-      stack.api('POST', `/turns/${turnId}/steers`, { text: 'and docs', onTurnEnd: 'next_turn', steerId: uuidv7() }, { Prefer: 'wait=10' }),
+      stack.api('POST', `/turns/${turnId}/steers`, { text: 'now add tests', onTurnEnd: 'next_turn', steerId: uuidv7() }, { Prefer: 'wait=30' }),
+      stack.api('POST', `/turns/${turnId}/steers`, { text: 'and docs', onTurnEnd: 'next_turn', steerId: uuidv7() }, { Prefer: 'wait=30' }),
     ]);
     expect(moved.status).toBe(409);
     expect(moved.body.error).toMatchObject({ code: 'steer_dropped', reason: 'moved_to_next_turn', text: 'now add tests' });
@@ -125,8 +135,9 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
     const second = await startEngine({ ...loadEngineConfig(stack.env), leaseMs: 5000 }, { logger: false });
     try {
       const cid = await newConversation();
-      const first = (await start(cid, { prompt: 'first', model: model([sleep(600)]) })).body.turnId as string;
+      const first = (await start(cid, { prompt: 'first', model: model([sleep(10)]), approvals: held })).body.turnId as string;
       const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => start(cid, { prompt: `q${i}`, model: model([{ text: `a${i}` }]), whenBusy: 'queue' })));
+      await release(first);
       expect(answers.map((a) => a.status)).toEqual(Array(8).fill(202));
       expect(answers.map((a) => a.body.position).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       const byPosition = answers.map((a) => a.body).sort((a, b) => a.position - b.position).map((b) => b.turnId as string);
@@ -144,7 +155,8 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
     const owner = await startEngine({ ...loadEngineConfig(stack.env), leaseMs: 5000 }, { logger: false });
     const cid = await newConversation();
     // Started on that engine itself, so it owns the conversation; the queued starts reach it from either engine.
-    const long = { provider: 'scripted' as const, name: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 1000 } } }, { text: 'long done' }] };
+    // Its 3 s tool keeps it running until the engine shuts down, two round trips later.
+    const long = { provider: 'scripted' as const, name: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 3000 } } }, { text: 'long done' }] };
     const { turnId } = await owner.service.turns!.start({ tenantId: 'default', conversationId: cid, prompt: 'long', model: long });
     const queued = await start(cid, { prompt: 'later', model: model([{ text: 'later done' }]), whenBusy: 'queue' });
     const last = await start(cid, { prompt: 'last', model: model([{ text: 'last done' }]), whenBusy: 'queue' });
