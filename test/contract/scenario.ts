@@ -6,7 +6,7 @@ export interface ScenarioSteer {
   steerId: string;
 }
 
-const wait = { Prefer: 'wait=5' };
+const wait = { Prefer: 'wait=30' };
 
 /**
  * One run that writes every event type: a completed turn with a delivered and
@@ -32,16 +32,27 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
     return steerId;
   };
   const sleep = (ms: number) => ({ tool: { name: 'sleep', args: { ms } } });
+  // A sleep that waits for approval holds its turn at step 1 until `approve`, however slow the machine.
+  const held = { approvals: { tools: ['sleep'] } };
+  const approve = async (turnId: string) => {
+    await eventually(async () => ((await stack.api('GET', `/turns/${turnId}`)).body?.pendingApprovals?.length ? true : undefined), 20_000, 'the approval request');
+    const approval = await stack.api('POST', `/turns/${turnId}/approvals/call_1_0`, { decision: 'approve' });
+    if (approval.status !== 200) throw new Error(`approval failed: ${approval.status} ${JSON.stringify(approval.body)}`);
+  };
 
   // Completed: one steer delivered at step 1, one withdrawn while queued.
-  const completed = await turn([sleep(800), sleep(200), { text: 'finished' }]);
-  await eventually(async () => ((await stack.api('GET', `/turns/${completed}`)).status === 200 ? true : undefined), 5000, 'the turn to be projected');
+  const completed = await turn([sleep(10), { tool: { name: 'echo', args: { text: 'step 2' } } }, { text: 'finished' }], held);
+  await eventually(async () => ((await stack.api('GET', `/turns/${completed}`)).status === 200 ? true : undefined), 20_000, 'the turn to be projected');
   const withdrawn = await steer(completed, 'Drop the second idea');
   const edited = await stack.api('PATCH', `/turns/${completed}/steers/${withdrawn}`, { text: 'Drop the second idea, really' });
   if (edited.status !== 200) throw new Error(`edit failed: ${edited.status} ${JSON.stringify(edited.body)}`);
   const removed = await stack.api('DELETE', `/turns/${completed}/steers/${withdrawn}`);
   if (removed.status !== 200) throw new Error(`withdraw failed: ${removed.status} ${JSON.stringify(removed.body)}`);
-  await steer(completed, 'Keep the public API', wait);
+  const kept = steer(completed, 'Keep the public API', wait);
+  const queuedSteers = async () => (await stack.nats.readAll()).filter((e) => e.event.turnId === completed && e.event.type === 'SteerQueued').length;
+  await eventually(async () => ((await queuedSteers()) === 2 ? true : undefined), 20_000, 'the second steer queued');
+  await approve(completed);
+  await kept;
 
   // Cancelled with a steer still queued: it is dropped turn_cancelled before TurnCancelled.
   const cancelled = await turn([sleep(3000), { text: 'never' }]);
@@ -54,27 +65,27 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   const failed = await turn([{ error: 'the model is down' }]);
 
   // Approval: its sleep waits for a person, who approves it.
-  const approved = await turn([sleep(50), { text: 'approved and done' }], { approvals: { tools: ['sleep'] } });
-  await eventually(async () => ((await stack.api('GET', `/turns/${approved}`)).body?.pendingApprovals?.length ? true : undefined), 5000, 'the approval request');
-  const approval = await stack.api('POST', `/turns/${approved}/approvals/call_1_0`, { decision: 'approve' });
-  if (approval.status !== 200) throw new Error(`approval failed: ${approval.status} ${JSON.stringify(approval.body)}`);
+  const approved = await turn([sleep(50), { text: 'approved and done' }], held);
+  await approve(approved);
 
   // Queued: a turn queued behind the approval turn starts once it ends.
   const cid = (await stack.api('POST', '/conversations')).body.id;
-  const busy = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'first', model: { provider: 'scripted', script: [sleep(300)] } });
+  const busy = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'first', model: { provider: 'scripted', script: [sleep(300)] }, ...held });
   const queued = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'then this', model: { provider: 'scripted', script: [] }, whenBusy: 'queue' });
   if (queued.status !== 202 || queued.body.status !== 'queued') throw new Error(`turn not queued: ${queued.status} ${JSON.stringify(queued.body)}`);
+  await approve(busy.body.turnId as string);
 
   // Resumed: its engine stops running it without settling it (as a stopping engine hands a turn over);
   // the engine's reaper finds the claim nobody runs and adopts it (TurnResumed), and the turn completes.
-  const resumed = await turn([sleep(1500), { text: 'resumed and finished' }]);
-  await eventually(() => stack.engine.service.turns?.turn(resumed), 5000, 'the turn to run');
+  // A 3 s tool: still running when it is handed over a moment later.
+  const resumed = await turn([sleep(3000), { text: 'resumed and finished' }]);
+  await eventually(() => stack.engine.service.turns?.turn(resumed), 20_000, 'the turn to run');
   await stack.engine.service.turns!.turn(resumed)!.handOver();
 
   const turnIds = [completed, cancelled, failed, approved, busy.body.turnId as string, queued.body.turnId as string, resumed];
   for (const id of turnIds) {
     const ended = async () => ['completed', 'cancelled', 'failed'].includes((await stack.api('GET', `/turns/${id}`)).body?.status) || undefined;
-    await eventually(ended, 10_000, `turn ${id} to end`);
+    await eventually(ended, 20_000, `turn ${id} to end`);
   }
   await stack.settled();
   return { turnIds, steers };

@@ -51,11 +51,17 @@ describe('an example consumer built only on the kit: a per-steer status board', 
     await board.stop();
     const before = store.checkpoint;
     const cid = (await stack.api('POST', '/conversations')).body.id;
-    const turnId = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'p', model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 300 } } }, { text: 'ok' }] } })).body.turnId;
-    await new Promise((r) => setTimeout(r, 100));
-    const steered = await stack.api('POST', `/turns/${turnId}/steers`, { text: 'While you were away' }, { Prefer: 'wait=5' });
+    const script = [{ tool: { name: 'sleep', args: { ms: 10 } } }, { text: 'ok' }];
+    // Step 1's call waits for approval, so the steer is surely queued in step 1 and delivered at its end.
+    const turnId = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'p', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'] } })).body.turnId;
+    const turnHas = (type: string) => async () => ((await stack.nats.readAll()).some((e) => e.event.turnId === turnId && e.event.type === type) ? true : undefined);
+    await eventually(turnHas('ToolApprovalRequested'), 20_000, 'the approval request');
+    const steering = stack.api('POST', `/turns/${turnId}/steers`, { text: 'While you were away' }, { Prefer: 'wait=30' });
+    await eventually(turnHas('SteerQueued'), 20_000, 'the steer queued');
+    expect((await stack.api('POST', `/turns/${turnId}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
+    const steered = await steering;
     expect(steered.status).toBe(200);
-    await eventually(async () => (await stack.api('GET', `/turns/${turnId}`)).body?.status === 'completed' || undefined, 10_000, 'the turn to complete');
+    await eventually(async () => (await stack.api('GET', `/turns/${turnId}`)).body?.status === 'completed' || undefined, 20_000, 'the turn to complete');
     expect(store.checkpoint).toBe(before);
 
     board = new SteerStatusBoard(store);
