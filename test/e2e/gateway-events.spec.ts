@@ -19,7 +19,8 @@ async function openStream(baseUrl: string, cid: string, headers: Record<string, 
   const iterator = res.body ? readSse(res.body)[Symbol.asyncIterator]() : undefined;
   return {
     status: res.status,
-    async next(timeoutMs = 5_000) {
+    // Generous: a loaded machine may take seconds between two events, and a test that waits never passes by it.
+    async next(timeoutMs = 20_000) {
       if (!iterator) return undefined;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no event within ${timeoutMs} ms`)), timeoutMs)));
@@ -56,7 +57,7 @@ describe('a conversation’s events as Server-Sent Events straight from the log'
   const logOf = (cid: string) => readSubject(stack.nats.js, stack.nats.jsm, stack.nats.s.stream, stack.nats.s.conversationEvents('default', cid));
   const newConversation = async () => (await stack.api('POST', '/conversations')).body.id as string;
   const startTurn = async (cid: string, script: unknown[]) => (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'work', model: { provider: 'scripted', script } })).body.turnId as string;
-  const finished = (cid: string) => eventually(async () => ((await logOf(cid)).some((e) => e.event.type === 'TurnCompleted') ? true : undefined), 10_000, 'the turn to complete');
+  const finished = (cid: string) => eventually(async () => ((await logOf(cid)).some((e) => e.event.type === 'TurnCompleted') ? true : undefined), 20_000, 'the turn to complete');
 
   beforeAll(async () => {
     stack = await startStack({ env: { STEERLINE_SSE_HEARTBEAT_MS: '200' } });
@@ -88,7 +89,8 @@ describe('a conversation’s events as Server-Sent Events straight from the log'
 
   it('a client that disconnects mid-turn and resumes with Last-Event-ID gets the rest live, with no gap and no duplicate', async () => {
     const cid = await newConversation();
-    const tid = await startTurn(cid, [{ tool: { name: 'sleep', args: { ms: 800 } } }, { tool: { name: 'sleep', args: { ms: 200 } } }, { text: 'done' }]);
+    // Step 1's 3 s tool: the turn is still running when the steer comes, a stream close and a round trip later.
+    const tid = await startTurn(cid, [{ tool: { name: 'sleep', args: { ms: 3000 } } }, { tool: { name: 'sleep', args: { ms: 200 } } }, { text: 'done' }]);
     const first = await openStream(stack.url, cid);
     const before = await readUntil(first, (m) => m.event === 'ToolCallStarted');
     first.close();
