@@ -21,19 +21,22 @@ describe('metrics, OpenAPI docs and request logs', () => {
 
   it('counts its HTTP requests by route and status and the requests waiting on Prefer: wait, and no steer or turn counters: the engine exports those', async () => {
     const cid = (await stack.api('POST', '/conversations')).body.id;
-    const script = [{ tool: { name: 'sleep', args: { ms: 1500 } } }, { tool: { name: 'sleep', args: { ms: 100 } } }, { text: 'ok' }];
-    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'go', model: { provider: 'scripted', script } })).body.turnId;
+    // Step 1's call waits for approval: both steers stay queued until the test approves it, however slow the machine.
+    const script = [{ tool: { name: 'sleep', args: { ms: 10 } } }, { tool: { name: 'echo', args: { text: 'step 2' } } }, { text: 'ok' }];
+    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'go', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'] } })).body.turnId;
 
-    const delivered = stack.api('POST', `/turns/${tid}/steers`, { text: 'keep me' }, { prefer: 'wait=10' });
-    await eventually(async () => (sample(await metrics(), 'steerline_waiting_requests') === 1 ? true : undefined), 3_000, 'a waiting request');
+    const delivered = stack.api('POST', `/turns/${tid}/steers`, { text: 'keep me' }, { prefer: 'wait=30' });
+    await eventually(async () => (sample(await metrics(), 'steerline_waiting_requests') === 1 ? true : undefined), 20_000, 'a waiting request');
     const withdrawn = await stack.api('POST', `/turns/${tid}/steers`, { text: 'take me back' });
     expect((await stack.api('DELETE', `/turns/${tid}/steers/${withdrawn.body.steerId}`)).status).toBe(200);
+    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested') ? true : undefined), 20_000, 'the approval request');
+    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
     expect((await delivered).status).toBe(200);
 
     const text = await eventually(async () => {
       const t = await metrics();
       return sample(t, 'steerline_http_request_duration_seconds_count', 'method="POST",route="/v1/turns/:tid/steers",status="200"') === 1 ? t : undefined;
-    }, 5_000, 'the waited steer request to be counted');
+    }, 20_000, 'the waited steer request to be counted');
     expect(sample(text, 'steerline_waiting_requests')).toBe(0);
     expect(sample(text, 'steerline_http_request_duration_seconds_count', 'method="POST",route="/v1/turns/:tid/steers",status="202"')).toBe(1);
     expect(sample(text, 'steerline_http_request_duration_seconds_count', 'method="DELETE",route="/v1/turns/:tid/steers/:sid",status="200"')).toBe(1);
@@ -101,13 +104,14 @@ describe('metrics, OpenAPI docs and request logs', () => {
       const post = (path: string, body: unknown, requestId: string) =>
         fetch(`${gateway.url}/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': requestId }, body: JSON.stringify(body) });
       const cid = ((await (await post('/conversations', {}, 'req-conversation')).json()) as { id: string }).id;
-      const script = [{ tool: { name: 'sleep', args: { ms: 300 } } }, { text: 'ok' }];
+      // Still running when the steer comes a round trip later, however slow the machine; nothing waits for its end.
+      const script = [{ tool: { name: 'sleep', args: { ms: 10_000 } } }, { text: 'ok' }];
       const started = await post(`/conversations/${cid}/turns`, { prompt: 'go', model: { provider: 'scripted', script } }, 'req-turn');
       expect(started.headers.get('x-request-id')).toBe('req-turn');
       const { turnId } = (await started.json()) as { turnId: string };
       const { steerId } = (await (await post(`/turns/${turnId}/steers`, { text: 'left' }, 'req-steer')).json()) as { steerId: string };
 
-      await eventually(() => (records.length >= 3 ? true : undefined), 2_000, 'three log records');
+      await eventually(() => (records.length >= 3 ? true : undefined), 20_000, 'three log records');
       expect(records.find((r) => r.requestId === 'req-conversation')).toMatchObject({ method: 'POST', route: '/v1/conversations', status: 201, tenantId: 'default', conversationId: cid });
       expect(records.find((r) => r.requestId === 'req-turn')).toMatchObject({ route: '/v1/conversations/:cid/turns', status: 202, conversationId: cid, turnId });
       expect(records.find((r) => r.requestId === 'req-steer')).toMatchObject({ route: '/v1/turns/:tid/steers', status: 202, turnId, steerId, durationMs: expect.any(Number) });
