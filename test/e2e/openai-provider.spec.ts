@@ -31,12 +31,12 @@ describe('the openai provider against an OpenAI-compatible server over real HTTP
   const typesOf = (events: StoredEvent[]) => events.map((e) => e.event.type);
 
   it('a steer sent during a tool call reaches the second request as its own user message after the tool message', async () => {
-    fake.answer({ toolCalls: [{ id: 'call_sleep', name: 'sleep', args: { ms: 1000 } }], usage: { prompt_tokens: 21, completion_tokens: 7 } }, { text: 'Kept the public API.' });
+    fake.answer({ toolCalls: [{ id: 'call_sleep', name: 'sleep', args: { ms: 3000 } }], usage: { prompt_tokens: 21, completion_tokens: 7 } }, { text: 'Kept the public API.' });
     const prompt = 'Refactor the parser';
     const { tid } = await startTurn(prompt);
-    await eventually(() => requestsFor(prompt).length === 1 || undefined, 5000, 'the first model request');
-    await new Promise((r) => setTimeout(r, 150));
-    const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'Keep the public API' }, { Prefer: 'wait=5' });
+    // Sent once the tool runs, with seconds of it left however slow the machine.
+    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolCallStarted') ? true : undefined), 20_000, 'the tool call to start');
+    const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'Keep the public API' }, { Prefer: 'wait=30' });
     expect(steer.status).toBe(200);
     expect(steer.body).toMatchObject({ status: 'delivered', step: 1, boundary: 'tool_results', requestStep: 2 });
 
@@ -45,13 +45,13 @@ describe('the openai provider against an OpenAI-compatible server over real HTTP
     const [, second] = requestsFor(prompt);
     expect(second.body.messages).toEqual([
       { role: 'user', content: prompt },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_sleep', type: 'function', function: { name: 'sleep', arguments: '{"ms":1000}' } }] },
-      { role: 'tool', tool_call_id: 'call_sleep', content: 'slept 1000 ms' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_sleep', type: 'function', function: { name: 'sleep', arguments: '{"ms":3000}' } }] },
+      { role: 'tool', tool_call_id: 'call_sleep', content: 'slept 3000 ms' },
       { role: 'user', content: 'Keep the public API' },
     ]);
     // Usage is part of the record.
     const responded = events.find((e) => e.event.type === 'ModelResponded' && e.event.data.step === 1)!;
-    expect(responded.event.data).toMatchObject({ usage: { inputTokens: 21, outputTokens: 7 }, toolCalls: [{ id: 'call_sleep', name: 'sleep', args: { ms: 1000 } }] });
+    expect(responded.event.data).toMatchObject({ usage: { inputTokens: 21, outputTokens: 7 }, toolCalls: [{ id: 'call_sleep', name: 'sleep', args: { ms: 3000 } }] });
     expect(checkInvariants(events, { requireSettled: true })).toEqual([]);
   });
 
