@@ -14,9 +14,10 @@ describe('tenants are isolated: another tenant’s conversation, turn and steer 
   beforeAll(async () => {
     stack = await startStack({ env: { STEERLINE_API_KEYS: 'k1:acme,k2:globex' } });
     cid = (await stack.api('POST', '/conversations', undefined, ACME)).body.id;
-    // Long enough for every globex call below to meet a running turn with a queued steer.
-    const script = [{ tool: { name: 'sleep', args: { ms: 4000 } } }, { text: 'done' }];
-    tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'acme work', model: { provider: 'scripted', script } }, ACME)).body.turnId;
+    // Step 1's call waits for acme's approval, given by the last test: every globex call below
+    // meets a running turn with a queued steer, however slow the machine.
+    const script = [{ tool: { name: 'sleep', args: { ms: 10 } } }, { text: 'done' }];
+    tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'acme work', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'] } }, ACME)).body.turnId;
     const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'acme only' }, ACME);
     expect(steer.status).toBe(202);
     sid = steer.body.steerId;
@@ -65,9 +66,11 @@ describe('tenants are isolated: another tenant’s conversation, turn and steer 
   });
 
   it('none of that touched the first tenant’s turn: its steer is delivered and the turn completes', async () => {
-    const receipt = await stack.api('GET', `/turns/${tid}/steers/${sid}`, undefined, { ...ACME, prefer: 'wait=10' });
+    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested') ? true : undefined), 20_000, 'the approval request');
+    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' }, ACME)).status).toBe(200);
+    const receipt = await stack.api('GET', `/turns/${tid}/steers/${sid}`, undefined, { ...ACME, prefer: 'wait=30' });
     expect(receipt.body).toMatchObject({ steerId: sid, status: 'delivered', text: 'acme only' });
-    await eventually(async () => ((await stack.api('GET', `/turns/${tid}`, undefined, ACME)).body?.status === 'completed' ? true : undefined), 10_000, 'completion');
+    await eventually(async () => ((await stack.api('GET', `/turns/${tid}`, undefined, ACME)).body?.status === 'completed' ? true : undefined), 20_000, 'completion');
     await stack.settled();
     const conversation = await stack.api('GET', `/conversations/${cid}`, undefined, ACME);
     expect(conversation.body.turns).toHaveLength(1);
