@@ -3,6 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
+import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 
 // Under node_modules, so the client's `import 'openapi-fetch'` resolves to the project's copy.
@@ -13,7 +14,7 @@ const GENERATOR = path.join(ROOT, 'node_modules/openapi-typescript/bin/cli.js');
 const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
 const run = promisify(execFile);
 const KEY = 'client-key';
-const script = [{ tool: { name: 'sleep', args: { ms: 800 } } }, { text: 'done' }];
+const script = [{ tool: { name: 'sleep', args: { ms: 10 } } }, { text: 'done' }];
 
 // A program a user would write against the generated types: a steer through openapi-fetch,
 // its answer typed from the document. The @ts-expect-error lines fail the type-check if the
@@ -35,7 +36,7 @@ if (process.env.NEVER) {
 }
 
 const { data, error, response } = await client.POST('/v1/turns/{tid}/steers', {
-  params: { path: { tid: turnId }, header: { Prefer: 'wait=10' } },
+  params: { path: { tid: turnId }, header: { Prefer: 'wait=30' } },
   body: { text: 'Keep the public API unchanged' },
 });
 const status: 'queued' | 'delivered' | 'dropped' | undefined = data?.status;
@@ -68,13 +69,22 @@ describe('a typed client generated from /docs/openapi.json with openapi-typescri
     expect(checked).toBe('');
 
     const cid = (await stack.api('POST', '/conversations', undefined, { authorization: `Bearer ${KEY}` })).body.id;
-    const turn = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'Refactor the parser', model: { provider: 'scripted', script } }, { authorization: `Bearer ${KEY}` });
+    // Step 1's call waits for approval until the driver's steer is queued: a node process starting
+    // on a loaded machine can take longer than any tool sleep would have given it.
+    const auth = { authorization: `Bearer ${KEY}` };
+    const turn = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'Refactor the parser', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'] } }, auth);
     expect(turn.status).toBe(202);
+    const tid = turn.body.turnId as string;
 
     const js = ts.transpileModule(DRIVER, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
     writeFileSync(path.join(WORK, 'driver.mjs'), js);
-    const { stdout } = await run(process.execPath, [path.join(WORK, 'driver.mjs'), stack.url, turn.body.turnId, KEY], { timeout: 20_000 });
+    const driver = run(process.execPath, [path.join(WORK, 'driver.mjs'), stack.url, tid, KEY], { timeout: 60_000 });
+    const turnHas = (type: string) => async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === type) ? true : undefined);
+    await eventually(turnHas('ToolApprovalRequested'), 20_000, 'the approval request');
+    await eventually(turnHas('SteerQueued'), 40_000, 'the driver’s steer');
+    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' }, auth)).status).toBe(200);
+    const { stdout } = await driver;
     expect(JSON.parse(stdout)).toEqual({ http: 200, status: 'delivered', step: 1, boundary: 'tool_results' });
-    await stack.turnEnded(turn.body.turnId);
-  });
+    await stack.turnEnded(tid);
+  }, 180_000); // the generator and tsc run as processes: seconds each, more on a loaded machine
 });
