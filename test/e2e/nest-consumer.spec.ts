@@ -60,7 +60,7 @@ describe('examples/nest-consumer: a Nest app with @EventPattern handlers on the 
     await consumer.ready();
   };
   const steer = async (turnId: string, text: string, wait = true) => {
-    const r = await stack.api('POST', `/turns/${turnId}/steers`, { text }, wait ? { Prefer: 'wait=5' } : {});
+    const r = await stack.api('POST', `/turns/${turnId}/steers`, { text }, wait ? { Prefer: 'wait=30' } : {});
     expect([200, 202]).toContain(r.status);
     return r.body.steerId as string;
   };
@@ -69,8 +69,10 @@ describe('examples/nest-consumer: a Nest app with @EventPattern handlers on the 
     await start();
     const cid = (await stack.api('POST', '/conversations')).body.id;
     const sleep = { tool: { name: 'sleep', args: { ms: 300 } } };
-    const turnId = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'p', model: { provider: 'scripted', script: [...Array(12).fill(sleep), { text: 'done' }] } })).body.turnId;
-    await eventually(async () => ((await stack.api('GET', `/turns/${turnId}`)).status === 200 ? true : undefined), 5_000, 'the turn to be projected');
+    // 40 steps of 300 ms, ended by the cancel below: the turn still runs for the last steers after
+    // the consumer's kill and restart, however long a loaded machine takes over them.
+    const turnId = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'p', model: { provider: 'scripted', script: [...Array(40).fill(sleep), { text: 'done' }] } })).body.turnId;
+    await eventually(async () => ((await stack.api('GET', `/turns/${turnId}`)).status === 200 ? true : undefined), 20_000, 'the turn to be projected');
 
     // Before the kill: one delivered, one withdrawn (dropped) — or delivered, if a boundary came first.
     const steerIds = [await steer(turnId, 'first')];
