@@ -81,11 +81,11 @@ describe('NATS with TLS and a user per role (deploy/nats/permissions.conf)', () 
       return { status: res.status, body: (await res.json()) as any };
     };
     cid = (await call('POST', '/conversations')).body.id;
-    // Steered during the sleep; then a tool of the tool service, over its own user.
-    const script = [{ tool: { name: 'sleep', args: { ms: 800 } } }, { tool: { name: 'word_count', args: { text: 'least privilege works' } } }, { text: 'done' }];
+    // Steered during the sleep (3 s: room for a slow round trip); then a tool of the tool service, over its own user.
+    const script = [{ tool: { name: 'sleep', args: { ms: 3000 } } }, { tool: { name: 'word_count', args: { text: 'least privilege works' } } }, { text: 'done' }];
     const turn = await call('POST', `/conversations/${cid}/turns`, { prompt: 'Work securely', model: { provider: 'scripted', script } });
     expect(turn.status).toBe(202);
-    const steer = await call('POST', `/turns/${turn.body.turnId}/steers`, { text: 'Mind the permissions' }, { Prefer: 'wait=10' });
+    const steer = await call('POST', `/turns/${turn.body.turnId}/steers`, { text: 'Mind the permissions' }, { Prefer: 'wait=30' });
     expect(steer.body).toMatchObject({ status: 'delivered' });
     const done = await eventually(async () => {
       const r = await call('GET', `/turns/${turn.body.turnId}`);
