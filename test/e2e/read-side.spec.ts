@@ -40,24 +40,32 @@ const conversationIds: string[] = [];
 const turnIds: string[] = [];
 const steerIds: Record<string, string> = {};
 
-const wait = { Prefer: 'wait=5' };
+const wait = { Prefer: 'wait=30' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const health = () => request<HealthView>(stack.nats.nc, stack.nats.s.queryHealth, {}, { timeoutMs: 5_000, noResponders: 'unavailable' });
+const health = () => request<HealthView>(stack.nats.nc, stack.nats.s.queryHealth, {}, { timeoutMs: 20_000, noResponders: 'unavailable' });
 
 /** Starts a turn in `conversation` and resolves once the model got its first request. */
-async function startTurn(conversation: string, prompt: string, script: unknown[], limits?: object): Promise<string> {
-  const res = await stack.api('POST', `/conversations/${conversation}/turns`, { prompt, model: { provider: 'scripted', script }, ...(limits && { limits }) });
+async function startTurn(conversation: string, prompt: string, script: unknown[], limits?: object, approvals?: object): Promise<string> {
+  const res = await stack.api('POST', `/conversations/${conversation}/turns`, { prompt, model: { provider: 'scripted', script }, ...(limits && { limits }), ...(approvals && { approvals }) });
   expect(res.status).toBe(202);
   const tid: string = res.body.turnId;
-  await eventually(() => stack.model.requests.some((r) => turnOf(r) === tid), 5_000, `turn ${tid}'s first model request`);
+  await eventually(() => stack.model.requests.some((r) => turnOf(r) === tid), 20_000, `turn ${tid}'s first model request`);
   return tid;
+}
+
+// A sleep that waits for approval holds step 1 until `approve`, so steers sent meanwhile land in it however slow the machine.
+const held = { tools: ['sleep'] };
+const turnHas = (tid: string, type: string) => eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === type) ? true : undefined), 20_000, `${type} in turn ${tid}`);
+async function approve(tid: string): Promise<void> {
+  await turnHas(tid, 'ToolApprovalRequested');
+  expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
 }
 
 async function ended(tid: string): Promise<string> {
   const turn = await eventually(async () => {
     const r = await stack.api('GET', `/turns/${tid}`);
     return r.status === 200 && r.body.status !== 'running' ? r.body : undefined;
-  }, 10_000, `turn ${tid} to end`);
+  }, 20_000, `turn ${tid} to end`);
   return turn.status;
 }
 
@@ -85,8 +93,11 @@ afterAll(async () => {
 
 describe('the transcript is exactly what the model saw', () => {
   it('a steer sent during a tool reaches the model after the tool results (tool_results)', async () => {
-    const tid = await startTurn(cid, 'Plan the migration', [{ tool: { name: 'sleep', args: { ms: 1000 } } }, { tools: [{ name: 'echo', args: { text: 'a' } }, { name: 'echo', args: { text: 'b' } }] }, { text: 'planned' }]);
-    const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'Keep the old schema readable' }, wait);
+    const tid = await startTurn(cid, 'Plan the migration', [{ tool: { name: 'sleep', args: { ms: 10 } } }, { tools: [{ name: 'echo', args: { text: 'a' } }, { name: 'echo', args: { text: 'b' } }] }, { text: 'planned' }], undefined, held);
+    const steering = stack.api('POST', `/turns/${tid}/steers`, { text: 'Keep the old schema readable' }, wait);
+    await turnHas(tid, 'SteerQueued');
+    await approve(tid);
+    const steer = await steering;
     expect(steer.body).toMatchObject({ status: 'delivered', boundary: 'tool_results', step: 1 });
     steerIds.delivered = steer.body.steerId;
     expect(await ended(tid)).toBe('completed');
@@ -94,7 +105,8 @@ describe('the transcript is exactly what the model saw', () => {
   });
 
   it('a steer sent while the model writes a text-only answer starts a continuation (turn_end)', async () => {
-    const tid = await startTurn(cid, 'Summarise it', [{ text: 'summary', delayMs: 1000 }]);
+    // 2.5 s of answer: room for a slow round trip (a text-only answer cannot wait for an approval).
+    const tid = await startTurn(cid, 'Summarise it', [{ text: 'summary', delayMs: 2500 }]);
     const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'Shorter, please' }, wait);
     expect(steer.body).toMatchObject({ status: 'delivered', boundary: 'turn_end', step: 1, requestStep: 2 });
     expect(await ended(tid)).toBe('completed');
@@ -102,13 +114,14 @@ describe('the transcript is exactly what the model saw', () => {
   });
 
   it('a withdrawn steer never reaches the model; the one queued behind it does', async () => {
-    const tid = await startTurn(cid, 'Write the tests', [{ tool: { name: 'sleep', args: { ms: 1000 } } }, { text: 'written' }]);
+    const tid = await startTurn(cid, 'Write the tests', [{ tool: { name: 'sleep', args: { ms: 10 } } }, { text: 'written' }], undefined, held);
     const withdrawn = await stack.api('POST', `/turns/${tid}/steers`, { text: 'Use mocks' });
     const kept = await stack.api('POST', `/turns/${tid}/steers`, { text: 'Use the real database' });
     expect([withdrawn.status, kept.status]).toEqual([202, 202]);
     const dropped = await stack.api('DELETE', `/turns/${tid}/steers/${withdrawn.body.steerId}`);
     expect(dropped.body).toMatchObject({ status: 'dropped', reason: 'withdrawn', text: 'Use mocks' });
     steerIds.withdrawn = withdrawn.body.steerId;
+    await approve(tid);
     expect(await ended(tid)).toBe('completed');
     turnIds.push(tid);
   });
@@ -125,7 +138,7 @@ describe('the transcript is exactly what the model saw', () => {
   });
 
   it('at the continuation cap a queued steer is dropped and never shown to the model', async () => {
-    const tid = await startTurn(cid, 'Wrap up', [{ text: 'wrapped', delayMs: 1000 }], { maxContinuations: 0 });
+    const tid = await startTurn(cid, 'Wrap up', [{ text: 'wrapped', delayMs: 2500 }], { maxContinuations: 0 });
     const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'One more thing' }, wait);
     expect(steer.body.error).toMatchObject({ code: 'steer_dropped', reason: 'continuation_cap' });
     steerIds.capped = steer.body.error.steerId;
@@ -249,7 +262,7 @@ describe('npm run rebuild', () => {
     const before = await everyQuery();
     const { generation } = await health();
     const other = (await stack.api('POST', '/conversations')).body.id;
-    const tid = await startTurn(other, 'During the rebuild', [{ tool: { name: 'sleep', args: { ms: 600 } } }, { tool: { name: 'sleep', args: { ms: 600 } } }, { text: 'through' }]);
+    const tid = await startTurn(other, 'During the rebuild', [{ tool: { name: 'sleep', args: { ms: 1500 } } }, { tool: { name: 'sleep', args: { ms: 1500 } } }, { text: 'through' }]);
     const rebuilt = rebuild();
     const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'Mind the switch' }, wait);
     expect(steer.body).toMatchObject({ status: 'delivered' });
