@@ -12,6 +12,10 @@ describe('the typed client against a real gateway', () => {
   let stack: Stack;
   let client: SteerlineClient;
   const logOf = (cid: string) => readSubject(stack.nats.js, stack.nats.jsm, stack.nats.s.stream, stack.nats.s.conversationEvents('default', cid));
+  // A sleep that waits for approval holds step 1 until the test approves it, however slow the machine.
+  const held = { tools: ['sleep'] };
+  const logHas = (cid: string, what: string, has: (type: string, data: Record<string, unknown>) => boolean) =>
+    eventually(async () => ((await logOf(cid)).some((e) => has(e.event.type, e.event.data as Record<string, unknown>)) ? true : undefined), 20_000, what);
   const failure = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => err as SteerlineClientError);
 
   beforeAll(async () => {
@@ -44,8 +48,8 @@ describe('the typed client against a real gateway', () => {
 
   it('answers steers as delivered, queued and dropped receipts, one union type', async () => {
     const { id: cid } = await client.createConversation();
-    const { turnId } = await client.startTurn(cid, { prompt: 'work', model: { provider: 'scripted', script: [sleep(1500), { text: 'ok' }] } });
-    await new Promise((r) => setTimeout(r, 100));
+    const { turnId } = await client.startTurn(cid, { prompt: 'work', model: { provider: 'scripted', script: [sleep(10), { text: 'ok' }] }, approvals: held });
+    await logHas(cid, 'an approval request', (type) => type === 'ToolApprovalRequested');
 
     const queued = await client.steer(turnId, 'later, maybe');
     expect(queued).toMatchObject({ status: 'queued', position: 1, text: 'later, maybe', turnId });
@@ -53,15 +57,18 @@ describe('the typed client against a real gateway', () => {
     expect(withdrawn).toMatchObject({ status: 'dropped', reason: 'withdrawn', text: 'later, maybe' });
     // Read back (once projected) with a wait: the API's 409 steer_dropped is a receipt here, not an error.
     await stack.settled();
-    const read = await client.receipt(turnId, queued.steerId, { waitSeconds: 5 });
+    const read = await client.receipt(turnId, queued.steerId, { waitSeconds: 30 });
     expect(read).toMatchObject({ status: 'dropped', reason: 'withdrawn', steerId: queued.steerId });
 
     const steerId = uuidv7();
-    const delivered = await client.steerConversation(cid, 'go left', { waitSeconds: 10, steerId, expectedTurnId: turnId });
+    const delivering = client.steerConversation(cid, 'go left', { waitSeconds: 30, steerId, expectedTurnId: turnId });
+    await logHas(cid, 'the steer queued', (type, data) => type === 'SteerQueued' && data.steerId === steerId);
+    await client.approve(turnId, 'call_1_0');
+    const delivered = await delivering;
     expect(delivered.status).toBe('delivered');
     if (delivered.status === 'delivered') expect(delivered).toMatchObject({ steerId, step: 1, boundary: 'tool_results', requestStep: 2 });
 
-    await eventually(async () => ((await client.getTurn(turnId).catch(() => undefined))?.status === 'completed' ? true : undefined), 10_000, 'completion');
+    await eventually(async () => ((await client.getTurn(turnId).catch(() => undefined))?.status === 'completed' ? true : undefined), 20_000, 'completion');
     await stack.settled();
     const conversation = await client.getConversation(cid);
     expect(conversation.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['work', 'go left']);
@@ -70,7 +77,8 @@ describe('the typed client against a real gateway', () => {
 
   it('throws SteerlineClientError with the API’s code for refusals', async () => {
     const { id: cid } = await client.createConversation();
-    const { turnId } = await client.startTurn(cid, { prompt: 'work', model: { provider: 'scripted', script: [sleep(2000), { text: 'ok' }] } });
+    // Running until the cancel below, however long the refusals take: its call waits for an approval.
+    const { turnId } = await client.startTurn(cid, { prompt: 'work', model: { provider: 'scripted', script: [sleep(10), { text: 'ok' }] }, approvals: held });
     expect(await failure(client.steer(turnId, '   '))).toMatchObject({ name: 'SteerlineClientError', code: 'invalid_request', status: 400 });
     expect(await failure(client.steerConversation(cid, 'x', { expectedTurnId: uuidv7() }))).toMatchObject({ code: 'turn_moved_on', status: 409 });
     expect(await failure(client.startTurn(cid, { prompt: 'again' }))).toMatchObject({ code: 'turn_already_running', status: 409 });
@@ -78,7 +86,7 @@ describe('the typed client against a real gateway', () => {
     expect(await failure(client.events(uuidv7()).next())).toMatchObject({ code: 'not_found' });
 
     await client.cancel(turnId, 'changed my mind');
-    await eventually(async () => ((await client.getTurn(turnId).catch(() => undefined))?.status === 'cancelled' ? true : undefined), 5_000, 'the cancel');
+    await eventually(async () => ((await client.getTurn(turnId).catch(() => undefined))?.status === 'cancelled' ? true : undefined), 20_000, 'the cancel');
     expect(await failure(client.steer(turnId, 'too late'))).toMatchObject({ code: 'turn_not_running', status: 409 });
     const offline = new SteerlineClient({ baseUrl: 'http://127.0.0.1:9' });
     expect(await failure(offline.createConversation())).toBeInstanceOf(SteerlineClientError);
