@@ -60,21 +60,22 @@ describe('the console in a real browser', () => {
     const composer = page.locator('#composer-text');
     const receipt = page.getByTestId('receipt');
 
-    // Each step's sleep leaves the page seconds to act within it, on a busy machine too.
+    // Each step's sleep leaves the page seconds to act within it, on a busy machine too: step 2 holds
+    // a steer, an accessibility scan and a withdrawal, and the turn must outlast the resend after it.
     await page.getByText('Model for new turns').click();
-    await page.locator('#script').fill(JSON.stringify([sleep(3000), sleep(4000), sleep(3000), { text: 'the answer' }]));
+    await page.locator('#script').fill(JSON.stringify([sleep(3000), sleep(7000), sleep(5000), { text: 'the answer' }]));
     await composer.fill('Write a report');
     await composer.press('Enter');
     await page.locator('[data-tool][data-state="running"]').first().waitFor();
-    const cid = await eventually(() => new URL(page.url()).hash.slice(1) || undefined, 5_000, 'the conversation in the URL');
+    const cid = await eventually(() => new URL(page.url()).hash.slice(1) || undefined, 15_000, 'the conversation in the URL');
 
     // Enter steers the running turn; its receipt goes from queued to delivered at step 1's boundary.
     await composer.fill('go left');
     await composer.press('Enter');
     expect(await receipt.getAttribute('aria-live')).toBe('polite');
-    await eventually(async () => /go left.*queued at position 1/.test((await receipt.textContent()) ?? ''), 5_000, 'the receipt to say queued');
+    await eventually(async () => /go left.*queued at position 1/.test((await receipt.textContent()) ?? ''), 15_000, 'the receipt to say queued');
     await page.getByText(/delivered at step 1/).first().waitFor({ timeout: 10_000 });
-    await eventually(async () => /go left.*delivered at step 1/.test((await receipt.textContent()) ?? ''), 5_000, 'the receipt to say delivered');
+    await eventually(async () => /go left.*delivered at step 1/.test((await receipt.textContent()) ?? ''), 15_000, 'the receipt to say delivered');
     // In the transcript the steer comes after step 1's tool result.
     await page.locator('.transcript [data-role="steer"]').waitFor({ timeout: 10_000 });
     const roles = await page.locator('.transcript li').evaluateAll((items) => items.map((li) => li.getAttribute('data-role')));
@@ -93,8 +94,8 @@ describe('the console in a real browser', () => {
     await page.locator('[data-status="dropped"]', { hasText: 'dropped: withdrawn' }).waitFor();
     await page.getByRole('button', { name: 'Resend steer 2' }).focus();
     await page.keyboard.press('Space');
-    await eventually(async () => (await composer.inputValue()) === 'never mind', 5_000, 'the text back in the composer');
-    await eventually(async () => (await page.evaluate<string | undefined>('document.activeElement?.id')) === 'composer-text', 5_000, 'the composer focused');
+    await eventually(async () => (await composer.inputValue()) === 'never mind', 15_000, 'the text back in the composer');
+    await eventually(async () => (await page.evaluate<string | undefined>('document.activeElement?.id')) === 'composer-text', 15_000, 'the composer focused');
 
     // The gateway stops and starts again on the same port: the page's stream resumes from Last-Event-ID.
     expect(await page.locator('[data-kind="end"]').count()).toBe(0);
@@ -186,8 +187,8 @@ describe('the console in a real browser', () => {
     await input.fill('not-a-key');
     await input.press('Enter');
     // The wrong key is tried (a 401) and the prompt comes back, empty.
-    await eventually(async () => (await page.evaluate<string | null>("sessionStorage.getItem('steerline.apiKey')")) === 'not-a-key', 5_000, 'the first key to be kept');
-    await eventually(async () => (await input.count()) === 1 && (await input.inputValue()) === '', 5_000, 'the prompt to come back');
+    await eventually(async () => (await page.evaluate<string | null>("sessionStorage.getItem('steerline.apiKey')")) === 'not-a-key', 15_000, 'the first key to be kept');
+    await eventually(async () => (await input.count()) === 1 && (await input.inputValue()) === '', 15_000, 'the prompt to come back');
     await input.fill(key);
     await page.getByRole('button', { name: 'Use this key' }).click();
     await page.getByRole('navigation', { name: 'Conversations' }).waitFor();
