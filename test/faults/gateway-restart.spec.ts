@@ -1,7 +1,6 @@
+import { eventually } from '../support/env';
 import { ServiceProcess, freePort } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a gateway restart while clients wait for receipts', () => {
   let stack: Stack;
@@ -28,7 +27,8 @@ describe('a gateway restart while clients wait for receipts', () => {
     const turn = await fetch(`${api}/conversations/${cid}/turns`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt: 'x', model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 1500 } } }] } }),
+      // The call waits for approval, given only after the restart: the steer is still queued when the gateway dies.
+      body: JSON.stringify({ prompt: 'x', model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 10 } } }] }, approvals: { tools: ['sleep'] } }),
     });
     const { turnId } = (await turn.json()) as { turnId: string };
     const steerId = '0190f000-0000-7000-8000-00000000beef';
@@ -40,12 +40,15 @@ describe('a gateway restart while clients wait for receipts', () => {
       (r) => r.status,
       () => 'connection lost' as const,
     );
-    await pause(300);
+    // The gateway holds the request once the steer is in the log, waiting for its settlement.
+    await eventually(async () => ((await stack.turnEvents(turnId)).some((e) => e.event.type === 'SteerQueued') ? true : undefined), 20_000, 'the steer queued');
     await gateways[0].kill();
     expect(await waiting).toBe('connection lost');
 
     const again = await gateway(port);
-    const receipt = await fetch(`${again}/turns/${turnId}/steers/${steerId}`, { headers: { Prefer: 'wait=10' } });
+    const approved = await fetch(`${again}/turns/${turnId}/approvals/call_1_0`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
+    expect(approved.status).toBe(200);
+    const receipt = await fetch(`${again}/turns/${turnId}/steers/${steerId}`, { headers: { Prefer: 'wait=30' } });
     expect(receipt.status).toBe(200);
     expect(await receipt.json()).toMatchObject({ steerId, status: 'delivered', step: 1, text: 'survive the restart' });
   });
