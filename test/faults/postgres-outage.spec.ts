@@ -2,8 +2,6 @@ import { eventually, PG_URL } from '../support/env';
 import { CuttableProxy } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('a PostgreSQL outage', () => {
   let proxy: CuttableProxy;
   let stack: Stack;
@@ -28,10 +26,18 @@ describe('a PostgreSQL outage', () => {
     expect(down.body.error.code).toBe('unavailable');
 
     // The write side does not need the database: a whole turn runs during the outage.
-    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'during the outage', model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 300 } } }] } })).body.turnId;
-    const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'still accepted' }, { Prefer: 'wait=5' });
+    // Its call waits for approval until the steer is queued, so the steer lands in step 1 however slow the machine.
+    const script = [{ tool: { name: 'sleep', args: { ms: 10 } } }];
+    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'during the outage', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'] } })).body.turnId;
+    const turnHas = (type: string) => eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === type) ? true : undefined), 20_000, type);
+    await turnHas('ToolApprovalRequested');
+    const steering = stack.api('POST', `/turns/${tid}/steers`, { text: 'still accepted' }, { Prefer: 'wait=30' });
+    await turnHas('SteerQueued');
+    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
+    const steer = await steering;
     expect(steer.status).toBe(200);
-    await pause(1500);
+    // The whole turn ends while the database is still away.
+    await turnHas('TurnCompleted');
 
     proxy.restore();
     await eventually(async () => ((await stack.api('GET', `/turns/${tid}`)).body?.status === 'completed' ? true : undefined), 30_000, 'the projector to catch up');
