@@ -45,9 +45,9 @@ describe('tools from MCP servers', () => {
     scratch.remove();
   });
 
-  async function startTurn(script: Step[]) {
+  async function startTurn(script: Step[], approvals?: { tools: string[] }) {
     const cid = (await stack.api('POST', '/conversations')).body.id as string;
-    const res = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'use the MCP tools', model: { provider: 'scripted', script } });
+    const res = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'use the MCP tools', model: { provider: 'scripted', script }, ...(approvals && { approvals }) });
     expect(res.status).toBe(202);
     return res.body.turnId as string;
   }
@@ -76,9 +76,13 @@ describe('tools from MCP servers', () => {
   });
 
   it('a turn calls an MCP tool and gets its answer; a steer sent during the call is delivered right after its result', async () => {
-    const tid = await startTurn([{ tools: [call('mcp__files__read_file', { path: 'README.md' }), call('mcp__files__slow', { ms: 1000 })] }, { text: 'read it' }]);
+    // The slow call waits for the test's approval, so the steer is surely sent during step 1's calls.
+    const tid = await startTurn([{ tools: [call('mcp__files__read_file', { path: 'README.md' }), call('mcp__files__slow', { ms: 1000 })] }, { text: 'read it' }], { tools: ['mcp__files__slow'] });
     await toolStarted(tid);
-    const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'only the first section' }, { Prefer: 'wait=10' });
+    const waiting = stack.api('POST', `/turns/${tid}/steers`, { text: 'only the first section' }, { Prefer: 'wait=30' });
+    await eventually(async () => (await stack.turnEvents(tid)).some((e) => e.event.type === 'SteerQueued') || undefined, 20_000, 'the steer queued');
+    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_1`, { decision: 'approve' })).status).toBe(200);
+    const steer = await waiting;
     expect(steer.status).toBe(200);
     expect(steer.body).toMatchObject({ status: 'delivered', step: 1, boundary: 'tool_results', requestStep: 2 });
     const events = await stack.turnEnded(tid);
