@@ -87,9 +87,13 @@ describe('steer receipts, with an engine answering a turn', () => {
 
   it('answers a read of a queued steer with its settlement once it arrives within the wait', async () => {
     const steerId = uuidv7();
-    const query = await answer(h.nc, h.s.querySteer, () => ({ steerId, turnId, status: 'queued', position: 1, text: 'later' }) satisfies Receipt);
+    let reads = 0;
+    const query = await answer(h.nc, h.s.querySteer, () => {
+      // The gateway listens before it reads: the settlement comes after the read model said queued, as it would for real.
+      if (++reads === 1) setTimeout(() => publishEvent(h.nc, h.s, delivered({ conversationId, turnId, steerId, text: 'later' })), 200);
+      return { steerId, turnId, status: 'queued', position: 1, text: 'later' } satisfies Receipt;
+    });
     try {
-      setTimeout(() => publishEvent(h.nc, h.s, delivered({ conversationId, turnId, steerId, text: 'later' })), 200);
       const res = await h.call(`/v1/turns/${turnId}/steers/${steerId}`, { key: KEY, headers: { prefer: 'wait=5' } });
       expect(res.status).toBe(200);
       expect(await json(res)).toMatchObject({ steerId, status: 'delivered' });
@@ -103,14 +107,20 @@ describe('steers at shutdown', () => {
   it('answers a steer still waiting on Prefer: wait with its queued receipt instead of cutting it off', async () => {
     const turnId = uuidv7();
     const h = await startHarness();
-    await answer(h.nc, h.s.turnSteer(turnId), (body) => ({ ...(body as object), turnId, status: 'queued', position: 1 }));
-    const started = Date.now();
+    let reached!: () => void;
+    const engineAnswered = new Promise<void>((r) => (reached = r));
+    await answer(h.nc, h.s.turnSteer(turnId), (body) => {
+      reached();
+      return { ...(body as object), turnId, status: 'queued', position: 1 };
+    });
     const answered = h.postJson(`/v1/turns/${turnId}/steers`, { text: 'hold on' }, { headers: { prefer: 'wait=30' } });
-    await new Promise((r) => setTimeout(r, 300));
+    // The engine has the steer: from here the gateway only waits for its settlement.
+    await engineAnswered;
+    const closing = Date.now();
     await h.close();
     const res = await answered;
     expect(res.status).toBe(202);
     expect(await json(res)).toMatchObject({ status: 'queued', text: 'hold on' });
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - closing).toBeLessThan(10_000);
   });
 });
