@@ -8,7 +8,7 @@ import { maxPayload, publishSafely } from './safe-send';
 import { describeTools, serveTools, toolSubjects, type ToolCallReply } from './tools';
 import { decodeJson, encodeJson } from './nats';
 
-const ask = (nc: NatsConnection, subject: string, body: unknown = {}) => request(nc, subject, body, { timeoutMs: 3000, noResponders: 'unavailable' });
+const ask = (nc: NatsConnection, subject: string, body: unknown = {}, timeoutMs = 20_000) => request(nc, subject, body, { timeoutMs, noResponders: 'unavailable' });
 
 describe('sends that fail never escape', () => {
   let server: NatsConnection;
@@ -61,31 +61,35 @@ describe('sends that fail never escape', () => {
     const tools = serveTools(server, prefix, 'big', [{ descriptor: { name: 'dump' }, run: () => '😀'.repeat(1_310_720) }]);
     await tools.ready;
     const call = { callId: 'c1', tenantId: 't', conversationId: 'c', turnId: 't', step: 1, toolCallId: 'call_1', args: {}, maxOutputBytes: 262_144 };
-    const reply = decodeJson((await client.request(toolSubjects(prefix).call('dump'), encodeJson(call), { timeout: 5000 })).data) as ToolCallReply;
+    const reply = decodeJson((await client.request(toolSubjects(prefix).call('dump'), encodeJson(call), { timeout: 20_000 })).data) as ToolCallReply;
     expect(reply.ok).toBe(true);
     const output = (reply as { output: string }).output;
     expect(output.endsWith('… [truncated: 5 242 880 bytes, limit 262 144]')).toBe(true);
     expect(Buffer.byteLength(output)).toBeLessThanOrEqual(262_144);
-    expect((await describeTools(client, prefix, 200)).map((d) => d.service)).toEqual(['big']);
+    expect((await describeTools(client, prefix, 1_000)).map((d) => d.service)).toEqual(['big']);
     tools.stop();
-  });
+   }, 20_000);
 
   it('a reply on a closed connection is reported as unavailable, not thrown', async () => {
     const own = await connectNats(NATS_URL, 'safe-send-closing');
     const subject = `${uniquePrefix()}.slow`;
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let reached!: () => void;
+    const asked = new Promise<void>((r) => (reached = r));
     const seen: unknown[] = [];
-    serve(own, subject, () => gate.then(() => 'late'), { onError: (err) => seen.push(err) });
+    serve(own, subject, () => (reached(), gate.then(() => 'late')), { onError: (err) => seen.push(err) });
     await own.flush();
-    const pending = ask(client, subject).catch((err: unknown) => err);
-    await new Promise((r) => setTimeout(r, 100));
+    // Its reply never comes: the request runs out after 3 s.
+    const pending = ask(client, subject, {}, 3000).catch((err: unknown) => err);
+    // Closed while the handler holds the request: its reply has no connection left.
+    await asked;
     await own.close();
     release();
     await expect(pending).resolves.toMatchObject({ code: 'unavailable' });
     expect(seen).toEqual([expect.objectContaining({ code: 'unavailable' })]);
     expect(publishSafely(own, subject, new Uint8Array(1))).toMatchObject({ code: 'unavailable' });
-  });
+  }, 20_000);
 });
 
 describe('the process guard', () => {
