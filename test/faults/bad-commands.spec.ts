@@ -1,4 +1,5 @@
 import { BODY_MAX_BYTES, decodeJson, type Reply } from '@steerline/contracts';
+import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 
 describe('malformed and oversized messages on command subjects', () => {
@@ -11,14 +12,18 @@ describe('malformed and oversized messages on command subjects', () => {
   });
 
   async function raw(subject: string, payload: Uint8Array | string): Promise<Reply<unknown>> {
-    const msg = await stack.nats.nc.request(subject, payload, { timeout: 5000 });
+    const msg = await stack.nats.nc.request(subject, payload, { timeout: 20_000 });
     return decodeJson(msg.data) as Reply<unknown>;
   }
 
   it('each gets a typed error reply, nothing is appended, and the engine keeps running turns', async () => {
     const s = stack.nats.s;
     const cid = (await stack.api('POST', '/conversations')).body.id;
-    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'x', model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 1500 } } }] } })).body.turnId;
+    // Its call waits for the test's approval: the turn is still running, and appends nothing, while the bad commands are sent.
+    const script = [{ tool: { name: 'sleep', args: { ms: 10 } } }];
+    const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'x', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'] } })).body.turnId;
+    const turnHas = (type: string) => eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === type) ? true : undefined), 20_000, type);
+    await turnHas('ToolApprovalRequested');
     const eventsBefore = (await stack.nats.readAll()).length;
 
     const cases: [string, Uint8Array | string, string][] = [
@@ -42,7 +47,10 @@ describe('malformed and oversized messages on command subjects', () => {
     }
     expect((await stack.nats.readAll()).length).toBe(eventsBefore);
 
-    const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'still listening?' }, { Prefer: 'wait=5' });
+    const steering = stack.api('POST', `/turns/${tid}/steers`, { text: 'still listening?' }, { Prefer: 'wait=30' });
+    await turnHas('SteerQueued');
+    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
+    const steer = await steering;
     expect(steer.status).toBe(200);
     expect(steer.body.status).toBe('delivered');
   });
