@@ -75,13 +75,16 @@ describe('an engine that crashes, freezes or stops', () => {
 
   it('kill -9 inside a tool with three steers queued and one waiting: another engine resumes, delivers all three in order, the turn completes', async () => {
     const a = await onlyEngine('engine-killed');
-    const { tid } = await startTurn([sleep(3000), { text: 'finished' }]);
+    // 6 s: three steers, one after the other, and the read of the third go in before the freeze, however busy the machine.
+    const { tid } = await startTurn([sleep(6000), { text: 'finished' }]);
     await until(has('ToolCallStarted'), tid, 'the tool to start');
     const steerIds = [await steer(tid, 'one'), await steer(tid, 'two'), await steer(tid, 'three')];
     const waiting = stack.api('GET', `/turns/${tid}/steers/${steerIds[2]}`, undefined, { Prefer: 'wait=40' });
     // Frozen first (its clock stops: the tool cannot finish there), however long the survivor takes to start on a busy machine.
     const killedAt = Date.now();
     a.signal('SIGSTOP');
+    // Still inside the tool when frozen (checked, not assumed).
+    expect(await has('ToolCallFinished')(tid)).toBe(false);
     await engine('engine-survivor');
     await a.kill();
     const events = await stack.turnEnded(tid, 40_000);
@@ -157,7 +160,8 @@ describe('an engine that crashes, freezes or stops', () => {
 
   it('SIGTERM hands the turns over instead of dropping their steers; the engine exits 0 and the next engine resumes them', async () => {
     const a = await onlyEngine('engine-stopping');
-    const { cid, tid } = await startTurn([sleep(6000), { text: 'done' }]);
+    // 10 s: a steer, two queued turns and their projection all happen inside the tool, however busy the machine.
+    const { cid, tid } = await startTurn([sleep(10_000), { text: 'done' }]);
     await until(has('ToolCallStarted'), tid, 'the tool to start');
     const pending = await steer(tid, 'pending');
     // Two turns wait behind it: one is cancelled while no engine runs, the other runs after it.
