@@ -25,7 +25,8 @@ describe('npm start stopped and started again', () => {
     const { id: cid } = await post(first.url, '/conversations');
     const { turnId } = await post(first.url, `/conversations/${cid}/turns`, {
       prompt: 'survive a restart',
-      model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 2500 } } }, { text: 'done' }] },
+      // 6 s: the steer and the whole Ctrl-C of every app happen inside the tool, however busy the machine.
+      model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 6000 } } }, { text: 'done' }] },
     });
     await eventually(async () => ((await suite.nats.readAll()).some((e) => e.event.type === 'ToolCallStarted') ? true : undefined), 20_000, 'the tool to start');
     const { steerId } = await post(first.url, `/turns/${turnId}/steers`, { text: 'keep going after the restart' });
