@@ -59,11 +59,12 @@ describe('tool-call approvals, through HTTP (docs/design.md §8.2)', () => {
   });
 
   it('a denied call reaches the model as an error result, the transcript shows it as the model got it, and a text-only continuation still works', async () => {
-    const { cid, tid } = await startTurn([sleep(200), { text: 'writing up', delayMs: 800 }, { text: 'done' }], { tools: ['*'] });
+    const { cid, tid } = await startTurn([sleep(200), { text: 'writing up', delayMs: 2500 }, { text: 'done' }], { tools: ['*'] });
     await requested(tid);
     const denied = await decide(tid, 'call_1_0', 'deny', 'not on my laptop');
     expect(denied.body).toEqual({ toolCallId: 'call_1_0', decision: 'denied', reason: 'not on my laptop', by: 'user' });
-    // Sent while step 2 writes its text-only answer: delivered at the turn's end, which continues.
+    // Sent once step 2 is asked for, while it writes its text-only answer (2.5 s): delivered at the turn's end, which continues.
+    await eventually(async () => (typesOf(await stack.turnEvents(tid)).filter((t) => t === 'ModelRequested').length === 2 ? true : undefined), 10_000, 'step 2 to be requested');
     const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'one more thing' }, { Prefer: 'wait=10' });
     expect(steer.body).toMatchObject({ status: 'delivered', boundary: 'turn_end' });
     const events = await stack.turnEnded(tid);
