@@ -1,4 +1,5 @@
 import { readSse, SteerlineClient, type SseMessage } from '@steerline/client';
+import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 
 /** Live output (docs/design.md §8.1) end to end: the engine publishes, the gateway interleaves, the log is untouched. */
@@ -9,25 +10,33 @@ describe('live output on the event stream', () => {
   });
   afterAll(() => stack?.close());
 
-  async function readTurn(cid: string, query = ''): Promise<SseMessage[]> {
+  /**
+   * Resolves once the stream is open (the gateway answers only once it listens
+   * to the conversation live), with the messages up to the turn's end to come:
+   * live output is not replayed, so a turn started before that would lose some.
+   */
+  async function readTurn(cid: string, query = ''): Promise<{ messages: Promise<SseMessage[]> }> {
     const controller = new AbortController();
     const res = await fetch(`${stack.url}/v1/conversations/${cid}/events${query}`, { signal: controller.signal });
-    const out: SseMessage[] = [];
-    try {
-      for await (const m of readSse(res.body!)) {
-        out.push(m);
-        if (['TurnCompleted', 'TurnFailed', 'TurnCancelled'].includes(m.event)) break;
+    const read = async () => {
+      const out: SseMessage[] = [];
+      try {
+        for await (const m of readSse(res.body!)) {
+          out.push(m);
+          if (['TurnCompleted', 'TurnFailed', 'TurnCancelled'].includes(m.event)) break;
+        }
+      } finally {
+        controller.abort();
       }
-    } finally {
-      controller.abort();
-    }
-    return out;
+      return out;
+    };
+    return { messages: read() };
   }
 
   it('streams a scripted answer as ModelDeltas before its ModelResponded, and a sleep’s ToolProgress while it runs', async () => {
     const cid = (await stack.api('POST', '/conversations')).body.id as string;
-    const reading = readTurn(cid);
-    const withoutLive = readTurn(cid, '?live=0');
+    const reading = (await readTurn(cid)).messages;
+    const withoutLive = (await readTurn(cid, '?live=0')).messages;
     const script = [{ tool: { name: 'sleep', args: { ms: 1_100 } } }, { text: 'The answer is\nforty  two.', delayMs: 500 }];
     const { turnId } = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'go', model: { provider: 'scripted', script } })).body;
     const messages = await reading;
@@ -60,17 +69,23 @@ describe('live output on the event stream', () => {
   it('the client library yields live output between the events with live: true, and leaves it out by default', async () => {
     const client = new SteerlineClient({ baseUrl: stack.url });
     const cid = (await stack.api('POST', '/conversations')).body.id as string;
-    const read = async (live: boolean) => {
+    const read = (live: boolean) => {
       const kinds: string[] = [];
       const stop = new AbortController();
-      for await (const e of live ? client.events(cid, { live: true, signal: stop.signal }) : client.events(cid, { signal: stop.signal })) {
-        kinds.push('live' in e ? `live:${e.type}` : e.type);
-        if (e.type === 'TurnCompleted') stop.abort();
-      }
-      return kinds;
+      const done = (async () => {
+        for await (const e of live ? client.events(cid, { live: true, signal: stop.signal }) : client.events(cid, { signal: stop.signal })) {
+          kinds.push('live' in e ? `live:${e.type}` : e.type);
+          if (e.type === 'TurnCompleted') stop.abort();
+        }
+        return kinds;
+      })();
+      return { kinds, done };
     };
-    const withLive = read(true);
-    const withoutLive = read(false);
+    const withLiveReader = read(true);
+    const withoutLiveReader = read(false);
+    // Live output is not replayed: the turn starts once both streams have replayed the conversation's creation, so they listen live.
+    await eventually(() => (withLiveReader.kinds.length > 0 && withoutLiveReader.kinds.length > 0) || undefined, 10_000, 'both streams to be open');
+    const [withLive, withoutLive] = [withLiveReader.done, withoutLiveReader.done];
     await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'go', model: { provider: 'scripted', script: [{ text: 'one two three four', delayMs: 300 }] } });
     const kinds = await withLive;
     expect(kinds.filter((k) => k === 'live:ModelDelta').length).toBeGreaterThan(2);
