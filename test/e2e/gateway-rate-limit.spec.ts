@@ -8,17 +8,17 @@ describe('rate limiting per API key', () => {
   const get = (key: string) => stack.api('GET', `/turns/${uuidv7()}`, undefined, { authorization: `Bearer ${key}` });
 
   beforeAll(async () => {
-    // One request a second with a burst of three: the fourth in a row is refused.
-    stack = await startStack({ env: { STEERLINE_API_KEYS: 'k1:acme,k2:acme,k3:globex', STEERLINE_RATE_LIMIT: '1', STEERLINE_RATE_BURST: '3' } });
+    // One request a second with a burst of three: the fourth in a row is refused. The shared bucket gets 5 s to answer
+    // (250 ms by default): a busy machine must not make this gateway fail open to a bucket of its own.
+    stack = await startStack({ env: { STEERLINE_API_KEYS: 'k1:acme,k2:acme,k3:globex', STEERLINE_RATE_LIMIT: '1', STEERLINE_RATE_BURST: '3', STEERLINE_RATE_LIMIT_TIMEOUT_MS: '5000' } });
   });
   afterAll(() => stack?.close());
 
   it('lets a burst through, then answers 429 rate_limited with Retry-After, and lets the key in again once a token is back', async () => {
-    const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(await get('k1'));
-    expect(answers.slice(0, 3).map((a) => a.status)).toEqual([404, 404, 404]);
-    const limited = answers[3];
-    expect(limited.status).toBe(429);
+    // Sent together: one after the other, three reads slower than a second (a busy machine) let a token back in before the fourth.
+    const answers = await Promise.all(Array.from({ length: 4 }, () => get('k1')));
+    expect(answers.map((a) => a.status).sort()).toEqual([404, 404, 404, 429]);
+    const limited = answers.find((a) => a.status === 429)!;
     expect(limited.body.error).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 1 });
     expect(limited.headers.get('retry-after')).toBe('1');
 
@@ -27,8 +27,8 @@ describe('rate limiting per API key', () => {
   });
 
   it('limits each key on its own, even two keys of one tenant', async () => {
-    for (let i = 0; i < 3; i++) await get('k2');
-    expect((await get('k2')).status).toBe(429);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => get('k2')));
+    expect(answers.map((a) => a.status).sort()).toEqual([404, 404, 404, 429]);
     expect((await get('k3')).status).toBe(404);
   });
 
