@@ -66,7 +66,7 @@ describe('model answers stream as live deltas', () => {
     eventually(() => {
       const rows = compare(tid, events);
       return rows.every((r) => r.joined === r.text) ? rows : undefined;
-    }, 5_000, 'every step’s deltas');
+    }, 20_000, 'every step’s deltas');
 
   it.each([
     ['scripted', () => ({ provider: 'scripted', script: [{ tool: { name: 'echo', args: { text: 'x' } } }, { text: 'All done, in several words.', delayMs: 200 }] })],
@@ -105,21 +105,22 @@ describe('model answers stream as live deltas', () => {
   });
 
   it('openai: a cancel during a stream aborts it', async () => {
-    openai.answer({ text: 'a b c d e f g h i j k l m n o p', chunkDelayMs: 150 });
+    // About 6 s of stream: the cancel, sent once the first delta is seen, lands well before its end.
+    openai.answer({ text: 'a b c d e f g h i j k l m n o p', chunkDelayMs: 400 });
     const requests = () => openai.requests;
     const tid = await run({ provider: 'openai', name: 'gpt-test' });
-    await eventually(() => (deltas.some((d) => d.turnId === tid) ? true : undefined), 5_000, 'the first delta');
+    await eventually(() => (deltas.some((d) => d.turnId === tid) ? true : undefined), 20_000, 'the first delta');
     const request = requests().at(-1)!;
     expect((await stack.api('POST', `/turns/${tid}/cancel`, {})).status).toBe(202);
     const events = await stack.turnEnded(tid);
     expect(events.at(-1)!.event.type).toBe('TurnCancelled');
     expect(events.some((e) => e.event.type === 'ModelResponded')).toBe(false);
-    await eventually(() => request.abortedAt, 5_000, 'the stream to be aborted');
+    await eventually(() => request.abortedAt, 20_000, 'the stream to be aborted');
   });
 
   // The provider itself, against its fake over real HTTP: what it sends and how it reads the stream.
   describe('anthropic', () => {
-    const provider = () => new AnthropicModel({ baseUrl: anthropic.baseUrl, apiKey: 'ak-test', timeoutMs: 5_000, maxRetries: 2, retryBaseMs: 10, maxTokens: 1024 });
+    const provider = () => new AnthropicModel({ baseUrl: anthropic.baseUrl, apiKey: 'ak-test', timeoutMs: 30_000, maxRetries: 2, retryBaseMs: 10, maxTokens: 1024 });
     const request = (messages: ChatMessage[], onDelta?: (t: string) => void) =>
       ({ step: 2, model: { provider: 'anthropic', name: 'claude-test' } satisfies ModelSpec, messages, tools: BUILTIN_TOOLS.map((t) => t.spec), onDelta }) satisfies ModelRequest;
     const turnId = '0190a000-0000-7000-8000-000000000001';
@@ -171,7 +172,7 @@ describe('model answers stream as live deltas', () => {
       const controller = new AbortController();
       const call = provider().complete(request(prompt, () => controller.abort(new Error('turn cancelled'))), controller.signal);
       await expect(call).rejects.toThrow('turn cancelled');
-      await eventually(() => anthropic.requests.at(-1)!.abortedAt, 5_000, 'the stream to be aborted');
+      await eventually(() => anthropic.requests.at(-1)!.abortedAt, 20_000, 'the stream to be aborted');
     });
 
     it('a 529 overloaded is tried again; a 400 fails at once as model_rejected', async () => {
