@@ -40,7 +40,7 @@ describe('big outputs have a bound the model sees', () => {
     stack.engine.service.models.register('scripted', model);
     tools = serveTools(stack.nats.nc, stack.prefix, 'dumper', [{ descriptor: { name: 'dump', description: 'Returns 5 MB.' }, run: () => 'd'.repeat(FIVE_MB) }]);
     await tools.ready;
-    await eventually(() => stack.engine.service.remoteTools?.has('dump') || undefined, 5000, 'the engine to learn the remote tool');
+    await eventually(() => stack.engine.service.remoteTools?.has('dump') || undefined, 20_000, 'the engine to learn the remote tool');
   });
   afterAll(async () => {
     tools?.stop();
@@ -82,7 +82,7 @@ describe('big outputs have a bound the model sees', () => {
 
   it('an answer no event can hold fails its turn honestly: queued steers dropped turn_failed, nothing left hanging', async () => {
     const tid = await startTurn('big args');
-    await eventually(() => model.waiting || undefined, 5000, 'the model to be asked');
+    await eventually(() => model.waiting || undefined, 20_000, 'the model to be asked');
     const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'also check the logs' }, { prefer: 'wait=0' });
     expect(steer.status).toBe(202);
     model.release();

@@ -64,7 +64,7 @@ describe('input at the edge of every limit', () => {
     const start = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'hold', model: { provider: 'scripted', script: [{ text: 'first' }] }, limits: { maxQueued: 1000 } });
     expect(start.status).toBe(202);
     const tid = start.body.turnId as string;
-    await eventually(() => model.held || undefined, 5000, 'the model to be held');
+    await eventually(() => model.held || undefined, 20_000, 'the model to be held');
 
     const text = (i: number) => `${String(i).padStart(4, '0')}${'中'.repeat(3996)}`;
     const results = await pool(Array.from({ length: 1000 }, (_, i) => () => stack.api('POST', `/turns/${tid}/steers`, { text: text(i) }, { prefer: 'wait=0' })), 16);

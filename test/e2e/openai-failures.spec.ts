@@ -10,8 +10,9 @@ describe('the openai provider when the endpoint fails', () => {
   let stack: Stack;
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    // No key: a local server such as Ollama. Two retries (three attempts) and a short per-attempt timeout.
-    stack = await startStack({ env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_MAX_RETRIES: '2', OPENAI_TIMEOUT_MS: '500' } });
+    // No key: a local server such as Ollama. Two retries (three attempts) and a short per-attempt timeout, yet
+    // long enough (2.5 s) that a busy machine does not turn a quick answer into a timeout and an extra attempt.
+    stack = await startStack({ env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_MAX_RETRIES: '2', OPENAI_TIMEOUT_MS: '2500' } });
   });
   afterAll(async () => {
     await stack?.close();
@@ -29,10 +30,11 @@ describe('the openai provider when the endpoint fails', () => {
   const ofType = (events: StoredEvent[], type: string) => events.filter((e) => e.event.type === type);
 
   it('an endpoint that keeps answering 5xx is tried three times, then the turn fails and its queued steer is dropped turn_failed', async () => {
-    fake.answer(...[1, 2, 3].map(() => ({ status: 503, message: 'overloaded', delayMs: 300 })));
+    // The first attempt is answered 1.5 s after it arrives: the steer, sent once it has, is queued before the turn can fail.
+    fake.answer(...[1500, 300, 300].map((delayMs) => ({ status: 503, message: 'overloaded', delayMs })));
     const prompt = 'Work against a broken endpoint';
     const tid = await startTurn(prompt);
-    await eventually(() => requestsFor(prompt)[0], 5000, 'the first attempt');
+    await eventually(() => requestsFor(prompt)[0], 20_000, 'the first attempt');
     const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'try harder' });
     expect(steer.status).toBe(202);
 

@@ -43,7 +43,7 @@ describe('tools served by another process over NATS', () => {
     service = new ExampleToolService(stack.env);
     await service.said({ event: 'ready' }, 15_000);
     // The service announces itself at start; the engine offers its tools from then on.
-    await eventually(() => stack.engine.service.remoteTools?.has('slow_echo') || undefined, 5000, 'the engine to learn the remote tools');
+    await eventually(() => stack.engine.service.remoteTools?.has('slow_echo') || undefined, 20_000, 'the engine to learn the remote tools');
   });
   afterAll(async () => {
     await service?.stop();
