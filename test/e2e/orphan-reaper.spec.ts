@@ -25,7 +25,8 @@ describe('an adopted turn keeps its approvals, steer deadlines and queued turns 
   it('the reaper adopts a handed-over turn: its pending call stays pending until the re-armed timeout, its steer expires, and the turn queued behind it starts after it', async () => {
     const cid = (await stack.api('POST', '/conversations')).body.id as string;
     const script = [{ tool: { name: 'sleep', args: { ms: 50 } } }, { text: 'done' }];
-    const first = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'first', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'], timeoutMs: 2500 } });
+    // 5 s to decide: the steer and the queued turn go in before the first engine's own timer could deny the call, however busy the machine.
+    const first = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'first', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'], timeoutMs: 5000 } });
     expect(first.status).toBe(202);
     const tid = first.body.turnId as string;
     await eventually(async () => (typesOf(await stack.turnEvents(tid)).includes('ToolApprovalRequested') ? true : undefined), 10_000, 'the approval request');
