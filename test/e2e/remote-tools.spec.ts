@@ -89,7 +89,7 @@ describe('tools served by another process over NATS', () => {
     const tid = await startTurn([call('slow_echo', { text: 'late', ms: 30_000 })]);
     const started = await service.said({ event: 'call', tool: 'slow_echo', turnId: tid });
     expect((await stack.api('POST', `/turns/${tid}/cancel`)).status).toBe(202);
-    await service.said({ event: 'cancelled', callId: started.callId, turnId: tid }, 3000);
+    await service.said({ event: 'cancelled', callId: started.callId, turnId: tid }, 10_000);
     const events = await ended(tid);
     expect(events.at(-1)!.event.type).toBe('TurnCancelled');
     expect(events.some((e) => e.event.type === 'ToolCallFinished')).toBe(false);
@@ -100,7 +100,7 @@ describe('tools served by another process over NATS', () => {
     const events = await ended(tid);
     expect(finishedCall(events)).toMatchObject({ ok: false, error: { code: 'tool_timeout' } });
     expect(events.at(-1)!.event).toMatchObject({ type: 'TurnCompleted', data: { text: 'moved on' } });
-    await service.said({ event: 'cancelled', turnId: tid, reason: 'timeout' }, 3000);
+    await service.said({ event: 'cancelled', turnId: tid, reason: 'timeout' }, 10_000);
   });
 
   it('when the tool service is down, the call becomes an error tool result and the turn goes on', async () => {
