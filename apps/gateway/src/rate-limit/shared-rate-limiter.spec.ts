@@ -33,15 +33,20 @@ describe('the shared rate limiter, on a real NATS KV bucket', () => {
   it('two gateways on one bucket together admit the rate, not twice it', async () => {
     const gateways = [0, 1].map(() => new SharedRateLimiter(limit, new BucketStore(nc, bucket, 60_000, 1_000), quiet, () => undefined));
     let admitted = 0;
+    let asked = 0;
     const started = performance.now();
     // Both ask every 2 ms for a second: far above 50/s.
     while (performance.now() - started < 1_000) {
-      for (const g of gateways) if (await admit(g, 'key:k1')) admitted++;
+      for (const g of gateways) {
+        asked++;
+        if (await admit(g, 'key:k1')) admitted++;
+      }
       await new Promise((r) => setTimeout(r, 2));
     }
     const seconds = (performance.now() - started) / 1000;
     expect(admitted).toBeLessThanOrEqual(limit.burst + limit.perSecond * seconds + 2 * leaseSize(limit));
-    expect(admitted).toBeGreaterThanOrEqual(limit.burst + limit.perSecond * seconds * 0.5);
+    // The key gets its rate, not a fraction of it; a busy machine that asked less than that must have been let through every time.
+    expect(admitted).toBeGreaterThanOrEqual(Math.min(asked, limit.burst + limit.perSecond * seconds * 0.5));
   });
 
   it('fails open to its own bucket when the store does not answer, warns once and counts every failure and every request let through', async () => {
