@@ -9,6 +9,8 @@ import { remoteTool } from './remote-tool';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const context = { tenantId: 'default', conversationId: 'c', turnId: 't', step: 1, toolCallId: 'call_1_0' };
 const never = () => new AbortController().signal;
+// NATS round trips to a tool service, and 1 s discovery windows: Jest's 5 s default is too close on a busy machine.
+jest.setTimeout(30_000);
 
 describe('remote tools over real NATS', () => {
   let nc: NatsConnection;
@@ -34,7 +36,7 @@ describe('remote tools over real NATS', () => {
   it('a tool’s output comes back as the call’s result, and the service gets the call’s context', async () => {
     const seen: unknown[] = [];
     await serve([{ descriptor: { name: 'add', parameters: { type: 'object' } }, run: (args, { call }) => (seen.push(call), Number(args.a) + Number(args.b)) }]);
-    const tool = remoteTool(nc, ts, { name: 'add' }, 2000);
+    const tool = remoteTool(nc, ts, { name: 'add' }, 10_000);
     await expect(tool.run({ a: 2, b: 3 }, never(), context)).resolves.toBe(5);
     expect(seen).toEqual([expect.objectContaining({ ...context, args: { a: 2, b: 3 }, callId: expect.any(String) })]);
   });
@@ -51,7 +53,7 @@ describe('remote tools over real NATS', () => {
       },
     ]);
     const reports: unknown[] = [];
-    await expect(remoteTool(nc, ts, { name: 'crawl' }, 2000).run({}, never(), { ...context, progress: (r) => reports.push(r) })).resolves.toBe('crawled');
+    await expect(remoteTool(nc, ts, { name: 'crawl' }, 10_000).run({}, never(), { ...context, progress: (r) => reports.push(r) })).resolves.toBe('crawled');
     expect(reports).toEqual([
       { progress: 0.25, message: 'a quarter' },
       { progress: 1, message: 'clamped' },
@@ -63,14 +65,14 @@ describe('remote tools over real NATS', () => {
       { descriptor: { name: 'deny' }, run: () => Promise.reject(new ToolFailure('forbidden', 'not for you', true)) },
       { descriptor: { name: 'crash' }, run: () => Promise.reject(new Error('boom')) },
     ]);
-    await expect(remoteTool(nc, ts, { name: 'deny' }, 2000).run({}, never(), context)).rejects.toMatchObject({ code: 'forbidden', message: 'not for you', fatal: true });
-    await expect(remoteTool(nc, ts, { name: 'crash' }, 2000).run({}, never(), context)).rejects.toMatchObject({ code: 'tool_failed', message: 'boom', fatal: false });
+    await expect(remoteTool(nc, ts, { name: 'deny' }, 10_000).run({}, never(), context)).rejects.toMatchObject({ code: 'forbidden', message: 'not for you', fatal: true });
+    await expect(remoteTool(nc, ts, { name: 'crash' }, 10_000).run({}, never(), context)).rejects.toMatchObject({ code: 'tool_failed', message: 'boom', fatal: false });
   });
 
   it('a reply that is not a tool reply is a non-fatal tool_bad_reply', async () => {
     const sub = nc.subscribe(ts.call('odd'), { callback: (_e, msg) => void msg.respond(encodeJson({ result: 'whatever' })) });
     try {
-      const err = await remoteTool(nc, ts, { name: 'odd' }, 2000).run({}, never(), context).catch((e) => e);
+      const err = await remoteTool(nc, ts, { name: 'odd' }, 10_000).run({}, never(), context).catch((e) => e);
       expect(err).toBeInstanceOf(ToolError);
       expect(err).toMatchObject({ code: 'tool_bad_reply', fatal: false });
     } finally {
@@ -97,12 +99,12 @@ describe('remote tools over real NATS', () => {
     await started;
     controller.abort(new Error('turn cancelled'));
     await expect(running).rejects.toThrow('turn cancelled');
-    for (let i = 0; i < 100 && !cancelled; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 500 && !cancelled; i++) await new Promise((r) => setTimeout(r, 20));
     expect(cancelled).toMatchObject({ code: 'cancelled', message: 'turn cancelled' });
   });
 
   it('a describe round finds every running service’s tools, and a tool silent for three rounds is forgotten', async () => {
-    const directory = new RemoteToolDirectory(nc, prefix, { callTimeoutMs: 1000, discoveryIntervalMs: 3_600_000, discoveryWindowMs: 100 });
+    const directory = new RemoteToolDirectory(nc, prefix, { callTimeoutMs: 10_000, discoveryIntervalMs: 3_600_000, discoveryWindowMs: 1_000 });
     const server = await serve([{ descriptor: { name: 'probe', description: 'Probes.', parameters: { type: 'object' } }, run: () => 'ok' }]);
     await directory.start();
     try {
