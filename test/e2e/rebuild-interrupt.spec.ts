@@ -51,15 +51,16 @@ describe('npm run rebuild, interrupted', () => {
     const before = await stack.api('GET', `/conversations/${conversation.id}`);
     expect(before.status).toBe(200);
 
-    // Small batches, and the new generation's checkpoint held once it moved, so the SIGINT lands mid-replay.
-    const rebuild = startRebuild(stack, { STEERLINE_REBUILD_BATCH: '50' });
+    // Small batches (600 to replay), and the new generation's checkpoint held once it moved, so the SIGINT lands
+    // mid-replay. The holding connection is open before the rebuild starts: only the lock itself races the replay.
+    const hold = new Client({ connectionString: stack.persistence.config.databaseUrl });
+    await hold.connect();
+    const rebuild = startRebuild(stack, { STEERLINE_REBUILD_BATCH: '10' });
     const schema = `rm_${serving + 1}`;
     await eventually(async () => {
       const r = await db.query(`SELECT stream_seq FROM ${schema}.checkpoints`).catch(() => ({ rows: [] as { stream_seq: string }[] }));
       return r.rows.some((row) => Number(row.stream_seq) > 0) ? true : undefined;
     }, 20_000, 'the rebuild to commit its first batch');
-    const hold = new Client({ connectionString: stack.persistence.config.databaseUrl });
-    await hold.connect();
     await hold.query('BEGIN');
     await hold.query(`LOCK TABLE ${schema}.checkpoints IN ACCESS EXCLUSIVE MODE`);
     rebuild.child.kill('SIGINT');
