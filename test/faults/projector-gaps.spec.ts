@@ -31,7 +31,7 @@ describe('a per-turn seq gap', () => {
   });
 
   const conversation = (conversationId: string) =>
-    request<ConversationView>(nats.nc, nats.s.queryConversation, { tenantId: TENANT, conversationId }, { timeoutMs: 5_000, noResponders: 'unavailable' });
+    request<ConversationView>(nats.nc, nats.s.queryConversation, { tenantId: TENANT, conversationId }, { timeoutMs: 15_000, noResponders: 'unavailable' });
 
   it('stalls only its conversation, keeps the transcript before the hole, and parks everything after it', async () => {
     const broken = sampleConversation();

@@ -68,7 +68,7 @@ describe('a delivery lost in flight', () => {
     await pg.query('COMMIT');
     await app.projector.waitForSeq(lastSeq, 30_000);
 
-    const view = await request<ConversationView>(nats.nc, nats.s.queryConversation, { tenantId: TENANT, conversationId }, { timeoutMs: 5_000, noResponders: 'unavailable' });
+    const view = await request<ConversationView>(nats.nc, nats.s.queryConversation, { tenantId: TENANT, conversationId }, { timeoutMs: 15_000, noResponders: 'unavailable' });
     expect(view.messages).toEqual([...first, ...rest].flatMap(messagesOf));
     expect(view.turns.map((t) => t.status)).toEqual(['completed', 'completed']);
     expect(await health(nats)).toMatchObject({ stalledConversations: 0, deadLetters: 0, lag: 0 });

@@ -62,7 +62,7 @@ describe('waiting for a checkpoint with partitions on two instances', () => {
       await pg.query('COMMIT');
       await waiting;
       for (const c of conversations) {
-        const view = await request<ConversationView>(nats.nc, nats.s.queryConversation, { tenantId: TENANT, conversationId: c.conversationId }, { timeoutMs: 5_000, noResponders: 'unavailable' });
+        const view = await request<ConversationView>(nats.nc, nats.s.queryConversation, { tenantId: TENANT, conversationId: c.conversationId }, { timeoutMs: 15_000, noResponders: 'unavailable' });
         expect(view.messages).toEqual([...c.first, ...c.rest].flatMap(messagesOf));
       }
       expect((await health(nats)).checkpoint).toBeGreaterThanOrEqual(last);

@@ -87,14 +87,16 @@ export async function publish(nats: NatsHandle, events: SteerlineEvent[]): Promi
   return last;
 }
 
-export function health(nats: NatsHandle): Promise<HealthView> {
-  return request<HealthView>(nats.nc, nats.s.queryHealth, {}, { timeoutMs: 2_000, noResponders: 'unavailable' });
+/** A busy machine's persistence may take seconds to answer; loops that retry pass a short timeout. */
+export function health(nats: NatsHandle, timeoutMs = 10_000): Promise<HealthView> {
+  return request<HealthView>(nats.nc, nats.s.queryHealth, {}, { timeoutMs, noResponders: 'unavailable' });
 }
 
 /** Resolves once some persistence instance reports its checkpoint at `seq` (none may answer for a while). */
 export async function projectedUpTo(nats: NatsHandle, seq: number, timeoutMs = 15_000): Promise<HealthView> {
   return eventually(async () => {
-    const h = await health(nats).catch(() => undefined);
+    // Short: a request that went to an instance being stopped is asked again rather than waited on.
+    const h = await health(nats, 2_000).catch(() => undefined);
     return h && h.checkpoint !== null && h.checkpoint >= seq ? h : undefined;
   }, timeoutMs, `the read models to reach stream sequence ${seq}`);
 }
@@ -138,7 +140,7 @@ export async function expectReadModelsMatchLog(nats: NatsHandle, databaseUrl: st
       if (isTerminalTurnEvent(e)) turns.set(e.turnId!, e.type.replace('Turn', '').toLowerCase());
     }
     Object.assign(expected, { turns: expected.turns + turns.size, steers: expected.steers + steers.size, messages: expected.messages + messages.length });
-    const view = await request<ConversationView>(nats.nc, nats.s.queryConversation, { tenantId: TENANT, conversationId }, { timeoutMs: 5_000, noResponders: 'unavailable' });
+    const view = await request<ConversationView>(nats.nc, nats.s.queryConversation, { tenantId: TENANT, conversationId }, { timeoutMs: 15_000, noResponders: 'unavailable' });
     expect(view.messages).toEqual(messages);
     expect(new Map(view.steers.map((s) => [s.id, s.status]))).toEqual(steers);
     expect(new Map(view.turns.map((t) => [t.id, t.status]))).toEqual(turns);
