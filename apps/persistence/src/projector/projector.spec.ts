@@ -75,7 +75,7 @@ async function append(event: SteerlineEvent, msgID = event.id): Promise<number> 
   return ack.seq;
 }
 
-const query = <T>(subject: string, body: unknown) => request<T>(nc, subject, body, { timeoutMs: 5_000, noResponders: 'unavailable' });
+const query = <T>(subject: string, body: unknown) => request<T>(nc, subject, body, { timeoutMs: 15_000, noResponders: 'unavailable' });
 const conversation = () => query<ConversationView>(s.queryConversation, { tenantId: TENANT, conversationId });
 const snapshot = async () => ({
   conversation: await conversation(),
