@@ -21,7 +21,8 @@ function startRebuild(stack: Stack, env: Record<string, string> = {}) {
   });
   const lines: string[] = [];
   for (const s of [child.stdout, child.stderr]) readline.createInterface({ input: s }).on('line', (l) => lines.push(l));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // 'close', not 'exit': by then every line it printed has been read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   return { child, lines, exited };
 }
 

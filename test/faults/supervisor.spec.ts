@@ -48,7 +48,8 @@ describe('npm start supervises its three services', () => {
     const turn = await fetch(`${url}/v1/conversations/${cid}/turns`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }) });
     expect(turn.status).toBe(202);
 
-    const exited = new Promise<number | null>((r) => supervisor.once('exit', (code) => r(code)));
+    // 'close', not 'exit': by then every line it printed has been read.
+    const exited = new Promise<number | null>((r) => supervisor.once('close', (code) => r(code)));
     supervisor.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(lines.some((l) => l.includes('gateway stopped'))).toBe(true);

@@ -44,7 +44,8 @@ export function npmStartSuite() {
       const child = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs')], { cwd: ROOT, env: { ...state.env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
       running.push(child);
       for (const stream of [child.stdout!, child.stderr!]) readline.createInterface({ input: stream }).on('line', (l) => lines.push(l));
-      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      // 'close', not 'exit': by then every line it printed has been read.
+      const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
       return { child, lines, exited };
     },
   };
