@@ -190,7 +190,7 @@ describe('an MCP configuration the engine cannot use', () => {
     try {
       const config = scratch.writeConfig({ files: { command: 'node', url: 'http://127.0.0.1:1/mcp' } });
       const engine = new ServiceProcess('engine', { STEERLINE_MCP_CONFIG: config, NATS_URL: 'nats://127.0.0.1:1' });
-      expect((await engine.exited).code).toBe(1);
+      expect((await engine.finished).code).toBe(1);
       expect(engine.lines).toHaveLength(1);
       expect(engine.lines[0]).toContain(`STEERLINE_MCP_CONFIG ${config}: server \\"files\\" needs either \\"command\\" (stdio) or \\"url\\" (Streamable HTTP)`);
     } finally {

@@ -163,7 +163,7 @@ describe('NATS with TLS and a user per role (deploy/nats/permissions.conf)', () 
     await expect(connectNats(nats.url, 'untrusting', { ...nats.env('engine'), NATS_TLS_CA: '' })).rejects.toThrow(/TLS with NATS/);
 
     const engine = new ServiceProcess('engine', { STEERLINE_PREFIX: 'steerline', ...nats.env('engine', { NATS_PASSWORD: 'wrong' }) });
-    const { code } = await engine.exited;
+    const { code } = await engine.finished;
     expect(code).toBe(1);
     const failures = engine.lines.filter((l) => l.includes('refused'));
     expect(failures).toHaveLength(1);

@@ -12,6 +12,11 @@ export class ServiceProcess {
   readonly lines: string[] = [];
   private readonly child: ChildProcess;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * Exited, and every line it printed read ('exit' may come first). Only for a process
+   * that started no children: one holding its output open would hold this too.
+   */
+  readonly finished: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   constructor(readonly app: 'engine' | 'gateway' | 'persistence', env: Record<string, string>) {
     const entry = join(ROOT, `dist/apps/${app}/src/main.js`);
@@ -21,6 +26,7 @@ export class ServiceProcess {
     // METRICS_PORT 0: a free port, so several engines or persistence instances of one test do not collide.
     this.child = spawn(process.execPath, ['--require', exitWithParent, entry], { env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
+    this.finished = new Promise((resolve) => this.child.once('close', (code, signal) => resolve({ code, signal })));
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       readline.createInterface({ input: stream }).on('line', (line) => this.lines.push(line));
     }
