@@ -13,7 +13,12 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.stderr.on('data', (chunk) => (out += chunk));
-    child.once('exit', (code) => resolve({ code, out }));
+    // 'exit' may come before the last output is read: wait for the pipes to end too, but not for a process left holding them.
+    child.once('exit', (code) => {
+      const ended = [child.stdout, child.stderr].map((s) => new Promise((r) => (s.readableEnded ? r(undefined) : s.once('end', r))));
+      const timer = setTimeout(() => resolve({ code, out }), 5_000);
+      void Promise.all(ended).then(() => (clearTimeout(timer), resolve({ code, out })));
+    });
   });
 }
 
