@@ -245,7 +245,8 @@ async function main(): Promise<void> {
   if (!health?.ok) throw new Error(`no gateway answers at ${GATEWAY_URL}: start the services with \`npm start\`, or set GATEWAY_URL`);
 
   const { id: conversationId } = await client.createConversation();
-  const toolMs = interactive ? 6000 : 1500;
+  // Without a terminal the scripted steers (650 ms of pauses and four requests) must all land in step 1's call, however busy the machine.
+  const toolMs = interactive ? 6000 : 3000;
   const { turnId } = await client.startTurn(conversationId, {
     prompt: 'Refactor the parser',
     model: {

@@ -24,7 +24,8 @@ describe('npm run demo', () => {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // 'close', not 'exit': by then all it printed has been read.
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     clearTimeout(timer);
 
     expect({ code, err }).toEqual({ code: 0, err: '' });
@@ -36,7 +37,7 @@ describe('npm run demo', () => {
     expect(out).toMatch(/receipt for "Rename everything to snake_case" \(withdrawn\): dropped \(withdrawn\)/);
     expect(out).toMatch(/SteeringDelivered +steer #1 DELIVERED/);
     // Without a terminal each call that asks for approval is approved by the demo itself.
-    expect(out).toMatch(/ToolApprovalRequested +tool sleep \{"ms":1500\} WAITS FOR APPROVAL/);
+    expect(out).toMatch(/ToolApprovalRequested +tool sleep \{"ms":3000\} WAITS FOR APPROVAL/);
     expect(out).toMatch(/ToolApprovalDecided +tool call call_1_0 APPROVED by user: approved automatically/);
     expect(out).toMatch(/progress: \[done\] step 3 · steers queued 0 · delivered 2 · dropped 1/);
     expect(out).toContain('Transcript (the model context, in order):');
