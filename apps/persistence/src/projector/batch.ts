@@ -28,8 +28,6 @@ export interface BatchOutcome {
   rejectedBy: Partial<Record<RejectReason, number>>;
   /** Conversations this batch stalled. */
   stalls: StallRow[];
-  /** Events of other partitions the batch walked past (set by the live projector). */
-  foreign?: number;
 }
 
 /** A fetched batch, decoded outside the transaction so the transaction holds its locks only for I/O. */

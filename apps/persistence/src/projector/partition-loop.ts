@@ -226,7 +226,7 @@ export class PartitionLoop {
     // After the commit: a crash before this ack only causes a redelivery, which the checkpoint skips.
     msgs[msgs.length - 1].ack();
     this.checkpoint = outcome.checkpoint;
-    this.host.committed(this.index, { ...outcome, foreign: msgs.length - batch.messages.length });
+    this.host.committed(this.index, outcome);
   }
 }
 
