@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
@@ -66,7 +66,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
     @Inject(PERSISTENCE_CONFIG) private readonly config: PersistenceConfig,
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     private readonly dataSource: DataSource,
-    @Optional() @Inject(PersistenceMetrics) private readonly metrics?: PersistenceMetrics,
+    private readonly metrics: PersistenceMetrics,
   ) {
     this.s = subjects(config.prefix);
     this.locks = new PartitionLocks(config.databaseUrl, this.s.projectorConsumer, {
@@ -133,7 +133,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
 
   /** After every committed batch: the hook for logs (and metrics). */
   report(outcome: BatchOutcome, partition = 0): void {
-    this.metrics?.batch(outcome);
+    this.metrics.batch(outcome);
     if (outcome.duplicates > 0) {
       this.logger.warn({ msg: 'events already applied were appended again; skipped', count: outcome.duplicates, checkpoint: outcome.checkpoint, partition });
     }
