@@ -39,7 +39,7 @@ export class PersistenceMetrics {
       this.applied.inc(outcome.applied);
       this.duplicates.inc(outcome.duplicates);
       this.redelivered.inc(outcome.redelivered);
-      for (const [reason, n] of Object.entries(outcome.rejectedBy ?? {})) this.deadLetters.inc({ reason }, n);
+      for (const [reason, n] of Object.entries(outcome.rejectedBy)) this.deadLetters.inc({ reason }, n);
       this.stalls.inc(outcome.stalls.length);
     } catch {
       // Nothing to do: the batch stands, the next one counts.
