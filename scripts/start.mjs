@@ -26,7 +26,7 @@ import { metricsLines, metricsPorts, refuseBusyMetricsPorts } from './lib/metric
 import { ensureNats } from './lib/nats.mjs';
 import { createOutput, UserError } from './lib/output.mjs';
 import { ensurePostgres } from './lib/postgres.mjs';
-import { isListening } from './lib/probe.mjs';
+import { isListening, probeHost } from './lib/probe.mjs';
 import { StartedServers } from './lib/servers.mjs';
 import { Supervised } from './lib/supervisor.mjs';
 
@@ -154,7 +154,7 @@ async function main() {
 /** A second `npm start` would otherwise crash-loop its gateway on EADDRINUSE. */
 async function refuseBusyGatewayPort() {
   const { hostname, port } = new URL(defaultGatewayUrl);
-  const host = ['0.0.0.0', '[::]'].includes(hostname) ? '127.0.0.1' : hostname.replace(/^\[|\]$/g, '');
+  const host = probeHost(hostname);
   if (await isListening(host, Number(port))) {
     throw new UserError(`Something already listens on ${host}:${port} (another npm start?). Stop it, or set PORT.`);
   }

@@ -3,7 +3,7 @@
 // both; a METRICS_PORT given to `npm start` is the engine's and the next port
 // persistence's, `0` gives each a free port and `off` turns both off. The
 // gateway serves its /metrics on its own PORT.
-import { isListening } from './probe.mjs';
+import { isListening, probeHost } from './probe.mjs';
 import { UserError } from './output.mjs';
 
 export const METRICS_DEFAULTS = { engine: 9101, persistence: 9102 };
@@ -40,8 +40,4 @@ export function metricsLines(env, ports, gatewayUrl) {
     `         engine      ${where(ports.engine)}`,
     `         persistence ${where(ports.persistence)}`,
   ].join('\n');
-}
-
-function probeHost(host) {
-  return ['0.0.0.0', '::', '[::]'].includes(host) ? '127.0.0.1' : host.replace(/^\[|\]$/g, '');
 }

@@ -19,6 +19,11 @@ function probe(host, port, timeoutMs, talk) {
   });
 }
 
+/** Where to probe a server told to listen on `host`: a wildcard address on loopback, an IPv6 one without brackets. */
+export function probeHost(host) {
+  return ['0.0.0.0', '::', '[::]'].includes(host) ? '127.0.0.1' : host.replace(/^\[|\]$/g, '');
+}
+
 /** True when something accepts a TCP connection at host:port. */
 export async function isListening(host, port, timeoutMs = 1_000) {
   return (await probe(host, port, timeoutMs, (_socket, done) => done(true))) === true;
