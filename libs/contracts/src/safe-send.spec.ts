@@ -68,7 +68,7 @@ describe('sends that fail never escape', () => {
     expect(Buffer.byteLength(output)).toBeLessThanOrEqual(262_144);
     expect((await describeTools(client, prefix, 1_000)).map((d) => d.service)).toEqual(['big']);
     tools.stop();
-   }, 20_000);
+  }, 20_000);
 
   it('a reply on a closed connection is reported as unavailable, not thrown', async () => {
     const own = await connectNats(NATS_URL, 'safe-send-closing');
