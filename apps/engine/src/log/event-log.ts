@@ -1,5 +1,5 @@
 import { InvalidArgumentError, headers, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
+import { jetstream, PubHeaders, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
 import {
   isSteerEventType,
   EVENT_TYPE_HEADER,
@@ -100,13 +100,12 @@ export class EventLog {
    */
   private async appendBatch(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
     const last = events.length - 1;
+    const fence = (i: number): Fence => (i === 0 ? { lastSubjectSequence: expectedLastSeq } : { lastMsgID: events[i - 1].id });
     let ack: Promise<PubAck>;
     try {
-      for (let i = 0; i < last; i++) {
-        this.nc.publish(subject, encodeEvent(events[i]), { headers: fencedHeaders(events[i], i === 0 ? { lastSubjectSeq: expectedLastSeq } : { lastMsgId: events[i - 1].id }) });
-      }
+      for (let i = 0; i < last; i++) this.nc.publish(subject, encodeEvent(events[i]), { headers: fencedHeaders(events[i], fence(i)) });
       this.counts.publishes += last;
-      ack = this.publish(subject, events[last], { lastMsgID: events[last - 1].id });
+      ack = this.publish(subject, events[last], fence(last));
     } catch {
       // Refused before sending (over max_payload): the one-by-one append finds which and says how far it got.
       return this.appendEach(subject, events, expectedLastSeq);
@@ -153,7 +152,7 @@ export class EventLog {
     }
   }
 
-  private publish(subject: string, event: SteerlineEvent, expect: { lastSubjectSequence: number } | { lastMsgID: string }): Promise<PubAck> {
+  private publish(subject: string, event: SteerlineEvent, expect: Fence): Promise<PubAck> {
     this.counts.publishes += 1;
     this.counts.acks += 1;
     return this.js.publish(subject, encodeEvent(event), {
@@ -166,12 +165,15 @@ export class EventLog {
   }
 }
 
+/** What an append expects the stream to hold before it: the subject's last sequence, or the event just before it (nats.js's `expect`). */
+type Fence = { lastSubjectSequence: number } | { lastMsgID: string };
+
 /** An event's headers with its id and fence, for a publish that asks for no ack (the stream checks them all the same). */
-function fencedHeaders(event: SteerlineEvent, fence: { lastSubjectSeq: number } | { lastMsgId: string }) {
+function fencedHeaders(event: SteerlineEvent, fence: Fence) {
   const h = eventHeaders(event);
-  h.set('Nats-Msg-Id', event.id);
-  if ('lastSubjectSeq' in fence) h.set('Nats-Expected-Last-Subject-Sequence', String(fence.lastSubjectSeq));
-  else h.set('Nats-Expected-Last-Msg-Id', fence.lastMsgId);
+  h.set(PubHeaders.MsgIdHdr, event.id);
+  if ('lastSubjectSequence' in fence) h.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(fence.lastSubjectSequence));
+  else h.set(PubHeaders.ExpectedLastMsgIdHdr, fence.lastMsgID);
   return h;
 }
 

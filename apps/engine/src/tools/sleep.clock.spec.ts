@@ -1,12 +1,5 @@
+import { eventually } from '../../../../test/support/env';
 import { SleepClock } from './sleep.clock';
-
-const waitFor = async (check: () => boolean, ms = 5000) => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
 
 describe('the clock every sleep reports its progress on', () => {
   // The timing tests run on Jest's clock (Date.now too): a busy machine firing real timers late would only measure itself.
@@ -49,7 +42,7 @@ describe('the clock every sleep reports its progress on', () => {
     const abort = new AbortController();
     const t0 = Date.now();
     const sleeping = clock.sleep(600_000, abort.signal, () => undefined);
-    await waitFor(() => clock.size === 1);
+    await eventually(() => clock.size === 1, 5000, 'the sleep on the clock');
     abort.abort(new Error('cancelled'));
     await expect(sleeping).rejects.toThrow('cancelled');
     expect(Date.now() - t0).toBeLessThan(5000);

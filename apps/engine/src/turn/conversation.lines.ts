@@ -37,6 +37,11 @@ export interface LinesDeps {
   running: (conversationId: string) => boolean;
 }
 
+/** What a queued turn was queued with, to start it. */
+export function queuedSpec(queued: TurnState): TurnSpec {
+  return { prompt: queued.queuedPrompt!, model: queued.model!, limits: queued.limits!, approvals: queued.approvalPolicy };
+}
+
 const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
 
 /**
@@ -77,8 +82,15 @@ export class ConversationLines {
     return { turnId, status: 'queued', position: queued };
   }
 
+  /** Queues an ended turn's follow-up (its `next_turn` steers) with the ended turn's model, limits and approvals. */
+  queueFollowUp(line: ConversationLine, ended: TurnState, followUp: { turnId: string; prompt: string }): Promise<number> {
+    const { tenantId, conversationId } = ended;
+    const spec = { prompt: followUp.prompt, model: ended.model!, limits: ended.limits!, approvals: ended.approvalPolicy };
+    return this.queue(line, { ...initialState(), turnId: followUp.turnId, tenantId, conversationId }, spec, ended.turnId);
+  }
+
   /** Appends TurnQueued through the conversation's writer; answers the turn's position. */
-  async queue(line: ConversationLine, state: TurnState, spec: TurnSpec, fromTurnId?: string): Promise<number> {
+  private async queue(line: ConversationLine, state: TurnState, spec: TurnSpec, fromTurnId?: string): Promise<number> {
     const position = line.queued.length + 1;
     const { state: queued, events } = execute(state, { type: 'QueueTurn', ...spec, position, ...(fromTurnId && { fromTurnId }) }, stampContext);
     const entry: QueuedTurn = { state: queued };

@@ -8,24 +8,22 @@ import { initialState, type TurnState } from './turn.state';
  * when there is none.
  */
 export function busyTurn(events: TurnEvent[]): string | undefined {
-  const open = new Set<string>();
-  let first: string | undefined;
-  for (const e of events) {
-    if (e.type === 'TurnStarted' || e.type === 'TurnQueued') open.add(e.turnId);
-    else if (isTerminalTurnEvent(e)) open.delete(e.turnId);
-  }
-  for (const id of open) first ??= id;
-  return first;
+  return firstOpen(events, (e) => e.type === 'TurnStarted' || e.type === 'TurnQueued');
 }
 
 /** The id of a turn of the conversation that started and has not ended. */
 export function runningTurn(events: TurnEvent[]): string | undefined {
-  const started = new Set<string>();
+  return firstOpen(events, (e) => e.type === 'TurnStarted');
+}
+
+/** The first turn (in the order they opened) that an `opens` event opened and no terminal event ended. */
+function firstOpen(events: TurnEvent[], opens: (e: TurnEvent) => boolean): string | undefined {
+  const open = new Set<string>();
   for (const e of events) {
-    if (e.type === 'TurnStarted') started.add(e.turnId);
-    else if (isTerminalTurnEvent(e)) started.delete(e.turnId);
+    if (opens(e)) open.add(e.turnId);
+    else if (isTerminalTurnEvent(e)) open.delete(e.turnId);
   }
-  return started.values().next().value;
+  return open.values().next().value;
 }
 
 /** The turns of the conversation still queued (TurnQueued, neither started nor ended), oldest first, as their states. */

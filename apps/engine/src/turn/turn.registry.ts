@@ -25,7 +25,7 @@ import type { OwnedTurn, TurnOwnership } from '../ownership/turn-ownership';
 import { evolve } from './turn.evolve';
 import { busyTurn, queuedTurns, runningTurn } from './turn.history';
 import { initialState, type TurnState } from './turn.state';
-import { ConversationLines, type ConversationLine, type LinesDeps, type TurnSpec } from './conversation.lines';
+import { ConversationLines, queuedSpec, type ConversationLine, type LinesDeps, type TurnSpec } from './conversation.lines';
 import { followUpOf } from './turn.steers';
 import { TurnRunner } from './turn.runner';
 
@@ -233,12 +233,9 @@ export class TurnRegistry {
     const line = this.lines.open(conversationId, tenantId, log.subject, log.lastSeq);
     try {
       for (const q of queued) this.lines.requeue(line, q);
-      if (missingFollowUp) {
-        const spec = { prompt: missingFollowUp.prompt, model: state.model!, limits: state.limits!, approvals: state.approvalPolicy };
-        await this.lines.queue(line, { ...initialState(), turnId: missingFollowUp.turnId, tenantId, conversationId }, spec, state.turnId);
-      }
+      if (missingFollowUp) await this.lines.queueFollowUp(line, state, missingFollowUp);
       const next = this.lines.next(line)!;
-      await this.launch(line, next, log.stored.flatMap((s) => messagesOf(s.event)), { prompt: next.queuedPrompt!, model: next.model!, limits: next.limits!, approvals: next.approvalPolicy });
+      await this.launch(line, next, log.stored.flatMap((s) => messagesOf(s.event)), queuedSpec(next));
     } catch (err) {
       this.lines.close(conversationId);
       if (takenOver(err)) return 'taken';
@@ -274,17 +271,13 @@ export class TurnRegistry {
     const followUp = followUpOf(state);
     try {
       // Over the cap if need be: the moved steers' texts must not be lost.
-      if (followUp) {
-        const spec = { prompt: followUp.prompt, model: state.model!, limits: state.limits!, approvals: state.approvalPolicy };
-        await this.lines.queue(line, { ...initialState(), turnId: followUp.turnId, tenantId: state.tenantId, conversationId: state.conversationId }, spec, state.turnId);
-      }
+      if (followUp) await this.lines.queueFollowUp(line, state, followUp);
       const next = this.lines.next(line);
       if (!next) {
         this.lines.dropIfIdle(state.conversationId);
         return true;
       }
-      const { model, limits, approvalPolicy, queuedPrompt } = next;
-      const runner = await this.launch(line, next, ended.context, { prompt: queuedPrompt!, model: model!, limits: limits!, approvals: approvalPolicy });
+      const runner = await this.launch(line, next, ended.context, queuedSpec(next));
       // Started (and claimed) while this engine stops: handed over like the others, so the queue behind it is adopted with it.
       if (this.stopping) await runner.handOver();
       return true;
