@@ -36,8 +36,7 @@ export class RateLimiter {
       bucket.tokens -= 1;
       return;
     }
-    const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / this.limit.perSecond));
-    throw new SteerlineError('rate_limited', `too many requests: at most ${this.limit.perSecond}/s (burst ${this.limit.burst}) per API key`, { retryAfterSeconds });
+    throw rateLimited(this.limit, (1 - bucket.tokens) / this.limit.perSecond);
   }
 
   get size(): number {
@@ -53,4 +52,10 @@ export class RateLimiter {
   private sweep(now: number): void {
     for (const [caller, bucket] of this.buckets) if (now - bucket.at > IDLE_FORGET_MS) this.buckets.delete(caller);
   }
+}
+
+/** The refusal of a request over its key's limit, with the whole seconds (at least one) until a token is back. */
+export function rateLimited(limit: RateLimit, waitSeconds: number): SteerlineError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(waitSeconds));
+  return new SteerlineError('rate_limited', `too many requests: at most ${limit.perSecond}/s (burst ${limit.burst}) per API key`, { retryAfterSeconds });
 }
