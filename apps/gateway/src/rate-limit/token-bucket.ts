@@ -1,5 +1,6 @@
 import { SteerlineError } from '@steerline/contracts';
 import type { RateLimit } from '../config';
+import { refilled } from './lease';
 
 // Buckets of callers not seen for this long are forgotten (a full bucket and
 // no bucket behave the same), so memory follows the active callers only.
@@ -30,7 +31,7 @@ export class RateLimiter {
   take(caller: string): void {
     const now = this.now();
     if (++this.calls % SWEEP_EVERY === 0) this.sweep(now);
-    const bucket = this.refill(this.buckets.get(caller), now);
+    const bucket = refilled(this.buckets.get(caller), now, this.limit);
     this.buckets.set(caller, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
@@ -41,12 +42,6 @@ export class RateLimiter {
 
   get size(): number {
     return this.buckets.size;
-  }
-
-  private refill(bucket: Bucket | undefined, now: number): Bucket {
-    if (!bucket) return { tokens: this.limit.burst, at: now };
-    const tokens = Math.min(this.limit.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.limit.perSecond);
-    return { tokens, at: now };
   }
 
   private sweep(now: number): void {
