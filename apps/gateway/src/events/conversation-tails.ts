@@ -150,12 +150,9 @@ export class ConversationTails implements OnModuleDestroy {
   }
 
   /** Waits until the tail's subscriptions are live; returns the leave function (which unsubscribes after the last one). */
-  private async entered(tenantId: string, conversationId: string, tail: Tail, remove: () => boolean): Promise<() => void> {
+  private entered(tenantId: string, conversationId: string, tail: Tail, remove: () => boolean): Promise<() => void> {
     const key = `${tenantId}.${conversationId}`;
-    let left = false;
-    const leave = () => {
-      if (left) return;
-      left = true;
+    return enter(tail.ready, () => {
       if (!remove()) return;
       if (tail.members.size === 0 && tail.live) {
         tail.live.unsubscribe();
@@ -164,14 +161,7 @@ export class ConversationTails implements OnModuleDestroy {
       if (tail.members.size > 0 || tail.listeners.size > 0) return;
       stop(tail);
       if (this.tails.get(key) === tail) this.tails.delete(key);
-    };
-    try {
-      await tail.ready;
-    } catch (err) {
-      leave();
-      throw err;
-    }
-    return leave;
+    });
   }
 
   /** The highest stream sequence of the conversation this gateway's subscription has handed out (0: none, or not watched here). */
@@ -212,6 +202,28 @@ export class ConversationTails implements OnModuleDestroy {
   private failed(err: Error): void {
     this.log.error('conversation subscription failed', { error: err.message });
   }
+}
+
+/**
+ * Enters a reference-counted subscription: waits until it is live (`ready`)
+ * and returns `leave`, which acts once however often it is called (a second
+ * call must not take another holder's count). When the subscription fails,
+ * leaves at once and throws.
+ */
+export async function enter(ready: Promise<void>, leave: () => void): Promise<() => void> {
+  let left = false;
+  const once = () => {
+    if (left) return;
+    left = true;
+    leave();
+  };
+  try {
+    await ready;
+  } catch (err) {
+    once();
+    throw err;
+  }
+  return once;
 }
 
 /** Takes one count off `key`; true when it was there. */

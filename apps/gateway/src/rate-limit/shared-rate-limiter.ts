@@ -2,7 +2,7 @@ import { SteerlineError } from '@steerline/contracts';
 import type { RateLimit } from '../config';
 import { WriteConflict, type BucketStore, type Versioned } from './bucket-store';
 import { lease, leaseSize } from './lease';
-import { RateLimiter } from './token-bucket';
+import { RateLimiter, rateLimited } from './token-bucket';
 
 /** After the store failed, requests are limited by this gateway alone for this long before it is tried again. */
 const RETRY_STORE_MS = 1_000;
@@ -152,8 +152,7 @@ export class SharedRateLimiter {
   }
 
   private refusal(waitMs: number): SteerlineError {
-    const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
-    return new SteerlineError('rate_limited', `too many requests: at most ${this.limit.perSecond}/s (burst ${this.limit.burst}) per API key`, { retryAfterSeconds });
+    return rateLimited(this.limit, waitMs / 1000);
   }
 
   private heldFor(caller: string, now: number): Held {

@@ -1,5 +1,6 @@
 import { SteerlineError } from '@steerline/contracts';
 import type { RateLimit } from '../config';
+import { refilled } from './lease';
 
 // Buckets of callers not seen for this long are forgotten (a full bucket and
 // no bucket behave the same), so memory follows the active callers only.
@@ -30,27 +31,26 @@ export class RateLimiter {
   take(caller: string): void {
     const now = this.now();
     if (++this.calls % SWEEP_EVERY === 0) this.sweep(now);
-    const bucket = this.refill(this.buckets.get(caller), now);
+    const bucket = refilled(this.buckets.get(caller), now, this.limit);
     this.buckets.set(caller, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return;
     }
-    const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / this.limit.perSecond));
-    throw new SteerlineError('rate_limited', `too many requests: at most ${this.limit.perSecond}/s (burst ${this.limit.burst}) per API key`, { retryAfterSeconds });
+    throw rateLimited(this.limit, (1 - bucket.tokens) / this.limit.perSecond);
   }
 
   get size(): number {
     return this.buckets.size;
   }
 
-  private refill(bucket: Bucket | undefined, now: number): Bucket {
-    if (!bucket) return { tokens: this.limit.burst, at: now };
-    const tokens = Math.min(this.limit.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.limit.perSecond);
-    return { tokens, at: now };
-  }
-
   private sweep(now: number): void {
     for (const [caller, bucket] of this.buckets) if (now - bucket.at > IDLE_FORGET_MS) this.buckets.delete(caller);
   }
+}
+
+/** The refusal of a request over its key's limit, with the whole seconds (at least one) until a token is back. */
+export function rateLimited(limit: RateLimit, waitSeconds: number): SteerlineError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(waitSeconds));
+  return new SteerlineError('rate_limited', `too many requests: at most ${limit.perSecond}/s (burst ${limit.burst}) per API key`, { retryAfterSeconds });
 }

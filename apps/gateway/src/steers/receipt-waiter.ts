@@ -54,6 +54,7 @@ export class ReceiptWaiter implements OnModuleDestroy {
     @Inject(SettlementInterest) private readonly interest: SettlementInterest,
     @Optional() @Inject(GatewayMetrics) metrics?: GatewayMetrics,
   ) {
+    metrics?.countWaiting(() => this.pending);
     metrics?.gauge('steerline_receipt_waits_tenant_wide', 'Tenants this gateway listens to as a whole, for waits on turns whose conversation it does not know yet', () => interest.tenantWideCount);
   }
 

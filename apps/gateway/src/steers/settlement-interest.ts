@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Subjects } from '@steerline/contracts';
-import { ConversationTails, release, type StoredListener } from '../events/conversation-tails';
+import { ConversationTails, enter, release, type StoredListener } from '../events/conversation-tails';
 import { EventLogClient } from '../nats/event-log.client';
 import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
 import { ReadModelsClient } from '../nats/read-models.client';
@@ -107,22 +107,12 @@ export class SettlementInterest implements OnModuleDestroy {
     }
     const interest = t;
     interest.listeners.set(heard, (interest.listeners.get(heard) ?? 0) + 1);
-    let left = false;
-    const leave = () => {
-      if (left) return;
-      left = true;
+    return enter(interest.ready, () => {
       release(interest.listeners, heard);
       if (interest.listeners.size > 0) return;
       interest.sub.unsubscribe();
       if (this.tenants.get(tenantId) === interest) this.tenants.delete(tenantId);
-    };
-    try {
-      await interest.ready;
-    } catch (err) {
-      leave();
-      throw err;
-    }
-    return leave;
+    });
   }
 }
 

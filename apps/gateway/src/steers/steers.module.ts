@@ -4,7 +4,6 @@ import { SteersController } from './steers.controller';
 import { ReceiptWaiter } from './receipt-waiter';
 import { SettlementInterest } from './settlement-interest';
 import { SteersService } from './steers.service';
-import { WaitingRequests } from '../observability/waiting-requests';
 
-@Module({ imports: [EventsModule], controllers: [SteersController], providers: [SteersService, ReceiptWaiter, SettlementInterest, WaitingRequests] })
+@Module({ imports: [EventsModule], controllers: [SteersController], providers: [SteersService, ReceiptWaiter, SettlementInterest] })
 export class SteersModule {}

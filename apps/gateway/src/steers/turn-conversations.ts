@@ -26,10 +26,6 @@ export class TurnConversations {
     this.known.set(key, conversationId);
     if (this.known.size > REMEMBERED) this.known.delete(this.known.keys().next().value!);
   }
-
-  get size(): number {
-    return this.known.size;
-  }
 }
 
 function keyOf(tenantId: string, turnId: string): string {
