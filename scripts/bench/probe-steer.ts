@@ -24,22 +24,13 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, request, subjects } from '@steerline/contracts';
 import { spawnApp, tearDown } from './processes';
 import { get, post, spawnFloor } from './raw';
-import { median, timeEach } from './stats';
+import { cpuMs, median, timeEach } from './stats';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PG_SERVER = 'postgres://postgres@127.0.0.1:5432';
 const TURNS = Number(process.env.PROBE_TURNS ?? 100);
 const PER_ROUND = Number(process.env.PROBE_N ?? 500);
 const ROUNDS = Number(process.env.PROBE_ROUNDS ?? 3);
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim() || 100);
-
-/** CPU time (user + system) a process has used so far, in ms. */
-function cpuMs(pid: number | undefined): number {
-  if (!pid) return NaN;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
-
 function natsServerPid(): number | undefined {
   try {
     return Number(execFileSync('pgrep', ['-o', '-x', 'nats-server']).toString().trim()) || undefined;

@@ -1,4 +1,6 @@
 /** Small statistics for the benchmark: medians and tails of latency samples. */
+import { readFileSync } from 'node:fs';
+
 export function percentile(samples: number[], p: number): number {
   if (samples.length === 0) return NaN;
   const sorted = [...samples].sort((a, b) => a - b);
@@ -75,8 +77,19 @@ export async function interleavedConcurrently(ways: Record<string, (client: numb
 }
 
 export function rssMiB(pid: number): number {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const status: string = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
   return kb / 1024;
+}
+
+// Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks.
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system) the process has used so far, in ms; NaN without a pid. */
+export function cpuMs(pid: number | undefined): number {
+  if (!pid) return NaN;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces), from field 3 on: utime is field 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
