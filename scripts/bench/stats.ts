@@ -36,14 +36,6 @@ export async function pool<T>(tasks: (() => Promise<T>)[], limit: number): Promi
 }
 
 /**
- * `clients` concurrent clients, each calling `fn` `each` times in a row:
- * every call's latency (ms) and the calls completed per second overall.
- */
-export async function concurrently(clients: number, each: number, fn: (client: number, i: number) => Promise<unknown>) {
-  return (await interleavedConcurrently({ fn }, 1, clients, each)).fn;
-}
-
-/**
  * Each of `ways` in `rounds` alternating blocks of `perRound` calls in a row, so drift in the
  * machine's load hits them alike: every way's latencies (ms).
  */
@@ -53,7 +45,10 @@ export async function interleaved(ways: Record<string, (i: number) => Promise<un
   return out;
 }
 
-/** `concurrently` for each of `ways` in `rounds` alternating blocks: latencies and calls per second over its own blocks. */
+/**
+ * Each of `ways` in `rounds` alternating blocks of `clients` concurrent clients, each calling it
+ * `each` times in a row: every way's latency p50 and p99 (ms), and its calls per second over its own blocks.
+ */
 export async function interleavedConcurrently(ways: Record<string, (client: number, i: number) => Promise<unknown>>, rounds: number, clients: number, each: number) {
   const acc: Record<string, { latencies: number[]; ms: number }> = Object.fromEntries(Object.keys(ways).map((k) => [k, { latencies: [], ms: 0 }]));
   for (let r = 0; r < rounds; r++) {
