@@ -17,8 +17,6 @@ export interface BoundaryCost {
   acks: number;
   /** Times the log waited for acks one after the other (the engine's own count). */
   ackRounds: number;
-  /** The boundary's duration, tool result to model request, median. */
-  ms: number;
 }
 
 const REPS = 60;
@@ -35,8 +33,8 @@ export async function measureBoundaryAcks(opts: { natsUrl: string; prefix: strin
   const s = subjects(prefix);
   const events = `${prefix}.evt.`;
   const counted = { publishes: 0, acks: 0 };
-  const at = new Map<string, { publishes: number; acks: number; ackRounds: number; t: number }>();
-  const costs = new Map<string, { publishes: number; acks: number; ackRounds: number; ms: number; delivered: number }>();
+  const at = new Map<string, { publishes: number; acks: number; ackRounds: number }>();
+  const costs = new Map<string, { publishes: number; acks: number; ackRounds: number; delivered: number }>();
   const engine = await startEngine({ ...loadEngineConfig({ NATS_URL: opts.natsUrl, STEERLINE_PREFIX: prefix }) }, { logger: false });
   const service = engine.service;
   const log = service.log!;
@@ -53,7 +51,7 @@ export async function measureBoundaryAcks(opts: { natsUrl: string; prefix: strin
     if (subject.startsWith(events)) counted.acks++;
     return ask(subject, payload, o);
   };
-  const snapshot = () => ({ ...counted, ackRounds: log.counts.ackRounds, t: performance.now() });
+  const snapshot = () => ({ ...counted, ackRounds: log.counts.ackRounds });
   const sleep = BUILTIN_TOOLS.find((t) => t.spec.name === 'sleep')!;
   const run = sleep.run.bind(sleep);
   sleep.run = async (args, signal, call) => {
@@ -72,7 +70,6 @@ export async function measureBoundaryAcks(opts: { natsUrl: string; prefix: strin
           publishes: now.publishes - before.publishes,
           acks: now.acks - before.acks,
           ackRounds: now.ackRounds - before.ackRounds,
-          ms: now.t - before.t,
           delivered: req.messages.filter((m) => m.role === 'user').length - 1,
         });
       }
@@ -84,7 +81,7 @@ export async function measureBoundaryAcks(opts: { natsUrl: string; prefix: strin
   const out: BoundaryCost[] = [];
   try {
     for (const steers of [0, 1, 5]) {
-      const samples: { publishes: number; acks: number; ackRounds: number; ms: number }[] = [];
+      const samples: { publishes: number; acks: number; ackRounds: number }[] = [];
       for (let rep = 0; rep < REPS; rep++) {
         const { id } = await call<{ id: string }>(s.createConversation, { tenantId: 'default' });
         const { turnId } = await call<{ turnId: string }>(s.startTurn, {
@@ -102,7 +99,7 @@ export async function measureBoundaryAcks(opts: { natsUrl: string; prefix: strin
         if (cost && rep >= 10 && cost.delivered === steers) samples.push(cost);
       }
       const pick = (k: keyof (typeof samples)[number]) => median(samples.map((x) => x[k]));
-      out.push({ steers, publishes: pick('publishes'), acks: pick('acks'), ackRounds: pick('ackRounds'), ms: pick('ms') });
+      out.push({ steers, publishes: pick('publishes'), acks: pick('acks'), ackRounds: pick('ackRounds') });
     }
   } finally {
     sleep.run = run;

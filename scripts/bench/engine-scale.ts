@@ -1,9 +1,9 @@
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { request, subjects } from '@steerline/contracts';
 import { deleteStreams, spawnApp, stop } from './processes';
 import { ratioIs, type Row } from './report';
-import { median, percentile, pool, rssMiB, timeEach } from './stats';
+import { cpuMs, median, percentile, pool, rssMiB, timeEach } from './stats';
 
 /** A turn that waits: its one tool call sleeps ten minutes (reporting progress every 400 ms, docs/design.md §8.1) or waits for a person's approval (nothing to do meanwhile). */
 const IDLE = { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 600_000 } } }] };
@@ -82,14 +82,9 @@ export async function measureEngineScale(opts: { natsUrl: string; prefix: string
 
 /** CPU time a process used over `ms`, as a percentage of one core (from /proc). */
 async function cpuPercent(pid: number, ms: number): Promise<number> {
-  const ticks = () => {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  };
-  const before = ticks();
+  const before = cpuMs(pid);
   await new Promise((r) => setTimeout(r, ms));
-  // Clock ticks are 1/100 s on Linux.
-  return ((ticks() - before) / 100 / (ms / 1000)) * 100;
+  return ((cpuMs(pid) - before) / ms) * 100;
 }
 
 const WAITING: Record<Waiting, string> = { sleep: 'each in a 10-minute sleep', approval: 'each waiting for an approval' };

@@ -1,13 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectNats } from '@steerline/contracts';
 import { spawnApp, stop, tearDown } from './processes';
 import { measureRateLimit, rateLimitRows } from './rate-limit';
 import { renderReport, type Row } from './report';
 import { idleTurn, steer } from './steerline';
-import { median, pool } from './stats';
+import { cpuMs, median, pool } from './stats';
 
 /** Steers per second the serving gateway is driven at, in turn; the idle gateway's CPU is read at each. */
 const RATES = [0, 250, 500];
@@ -15,17 +14,6 @@ const WINDOW_MS = 3_000;
 const WINDOWS = 3;
 /** Clients steering at once (four per turn), each paced to its share of the rate. */
 const CLIENTS = 128;
-// Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks.
-const TICKS_PER_SECOND = 100;
-
-/** CPU time (user + system) the process has used so far, in ms. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces), from field 3 on: utime is field 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
-
 export interface IdleGatewayFigures {
   /** Per rate: steers/s achieved on the serving gateway, and CPU ms per second of each idle gateway. */
   steps: Array<{ rate: number; achieved: number; idle: Record<string, number>; serving: number }>;

@@ -20,26 +20,16 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, request, subjects } from '@steerline/contracts';
 import { spawnApp, tearDown } from './processes';
-import { get, post, spawnFloor } from './raw';
-import { median, timeEach } from './stats';
+import { get, post, startFloors, type FloorServers } from './raw';
+import { cpuMs, median, timeEach } from './stats';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PG_SERVER = 'postgres://postgres@127.0.0.1:5432';
 const TURNS = Number(process.env.PROBE_TURNS ?? 100);
 const PER_ROUND = Number(process.env.PROBE_N ?? 500);
 const ROUNDS = Number(process.env.PROBE_ROUNDS ?? 3);
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim() || 100);
-
-/** CPU time (user + system) a process has used so far, in ms. */
-function cpuMs(pid: number | undefined): number {
-  if (!pid) return NaN;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
-
 function natsServerPid(): number | undefined {
   try {
     return Number(execFileSync('pgrep', ['-o', '-x', 'nats-server']).toString().trim()) || undefined;
@@ -54,8 +44,7 @@ async function main() {
   const env = { NATS_URL, STEERLINE_PREFIX: prefix, PORT: '0', STEERLINE_RATE_LIMIT: '0', DATABASE_URL: `${PG_SERVER}/${database}` };
   const children: ChildProcess[] = [];
   const nc = await connectNats(NATS_URL, 'probe');
-  const jsm = await jetstreamManager(nc);
-  const floorStream = `${prefix.toUpperCase()}_FLOOR`;
+  let floors: FloorServers | undefined;
   const s = subjects(prefix);
   try {
     const persistence = process.env.PROBE_PERSISTENCE ? await spawnApp('persistence', env) : undefined;
@@ -68,14 +57,8 @@ async function main() {
     // PROBE_B_DIST=<another build's dist>: the second gateway is that build's (e.g. the code before a change).
     const gatewayB = process.env.PROBE_B_ENV || process.env.PROBE_B_DIST ? await spawnApp('gateway', { ...env, ...bEnv }, process.env.PROBE_B_DIST && join(process.env.PROBE_B_DIST, 'apps/gateway/src/main.js')) : undefined;
     if (gatewayB) children.push(gatewayB.child);
-    await jsm.streams.add({ name: floorStream, subjects: [`${prefix}.floorlog.>`], storage: 'file' as never });
-    const floorEnv = { NATS_URL, FLOOR_SUBJECT: `${prefix}.floor.steer`, FLOOR_LOG: `${prefix}.floorlog` };
-    const floors: Record<string, { child: ChildProcess; url: string }> = {};
-    for (const role of ['http', 'responder', 'pipeline']) {
-      const { child, ready } = await spawnFloor(role, floorEnv);
-      children.push(child);
-      floors[role] = { child, url: String(ready.url ?? '') };
-    }
+    floors = await startFloors({ natsUrl: NATS_URL, prefix, nc });
+    const { bare, pipeline } = floors;
 
     const call = <T>(subj: string, body: unknown) => request<T>(nc, subj, body, { timeoutMs: 5000, noResponders: 'unavailable' });
     const model = { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 600000 } } }] };
@@ -88,12 +71,12 @@ async function main() {
     const gw = String(gateway.ready.url);
     const nats = natsServerPid();
     const gwB = String(gatewayB?.ready.url);
-    const pids = { gateway: gateway.child.pid, gatewayB: gatewayB?.child.pid, engine: engine.child.pid, persistence: persistence?.child.pid, bare: floors.http.child.pid, pipeline: floors.pipeline.child.pid, responder: floors.responder.child.pid, nats, client: process.pid };
+    const pids = { gateway: gateway.child.pid, gatewayB: gatewayB?.child.pid, engine: engine.child.pid, persistence: persistence?.child.pid, ...floors.pids, nats, client: process.pid };
     type Way = { name: string; on: (keyof typeof pids)[]; run: (i: number) => Promise<unknown> };
     const ways: Way[] = [
-      { name: 'bare node:http GET', on: ['bare', 'client'], run: () => get(floors.http.url) },
+      { name: 'bare node:http GET', on: ['bare', 'client'], run: () => get(bare) },
       { name: 'gateway GET /healthz', on: ['gateway', 'client'], run: () => get(`${gw}/healthz`) },
-      { name: 'raw pipeline POST', on: ['pipeline', 'responder', 'nats', 'client'], run: () => post(floors.pipeline.url) },
+      { name: 'raw pipeline POST', on: ['pipeline', 'responder', 'nats', 'client'], run: () => post(pipeline) },
       { name: 'steer, NATS straight to the engine', on: ['engine', 'persistence', 'nats', 'client'], run: (i) => call(s.turnSteer(turn(i)), { tenantId: 'default', text: 'a steer of ordinary length, about sixty characters' }) },
       { name: 'steer through the gateway', on: ['gateway', 'engine', 'persistence', 'nats', 'client'], run: (i) => post(`${gw}/v1/turns/${turn(i)}/steers`) },
       ...(gatewayB
@@ -129,8 +112,8 @@ async function main() {
     }
     for (const tid of turns) await call(s.cancel(tid), { tenantId: 'default' });
   } finally {
+    await floors?.close();
     await tearDown({ children, nc, prefix, pgServer: PG_SERVER, database, signal: 'SIGTERM' });
-    await jsm.streams.delete(floorStream).catch(() => undefined);
     await nc.close();
   }
 }

@@ -41,7 +41,6 @@ export async function stop(child: ChildProcess, signal: NodeJS.Signals = process
   await exited;
 }
 
-/** Deletes what a run on `prefix` left in NATS: its event stream and its two KV buckets. */
 /** Stops the bench's services (the last started first), then deletes the streams and the database they used. */
 export async function tearDown(opts: { children: ChildProcess[]; nc: NatsConnection; prefix: string; pgServer: string; database: string; signal?: NodeJS.Signals }): Promise<void> {
   for (const child of [...opts.children].reverse()) await stop(child, opts.signal);
@@ -49,6 +48,7 @@ export async function tearDown(opts: { children: ChildProcess[]; nc: NatsConnect
   await dropDatabase(opts.pgServer, opts.database);
 }
 
+/** Deletes what a run on `prefix` left in NATS: its event stream and its KV buckets (turns, engines, rate limits). */
 export async function deleteStreams(nc: NatsConnection, prefix: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const s = subjects(prefix);

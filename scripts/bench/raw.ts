@@ -110,6 +110,8 @@ export interface Floors {
 export interface FloorServers {
   bare: string;
   pipeline: string;
+  /** Their processes, for what each one costs (probe-steer.ts reads their CPU time). */
+  pids: { bare?: number; pipeline?: number; responder?: number };
   close(): Promise<void>;
 }
 
@@ -128,19 +130,20 @@ export async function startFloors(opts: { natsUrl: string; prefix: string; nc: N
   const start = async (role: string) => {
     const { child, ready } = await spawnFloor(role, env);
     children.push(child);
-    return String(ready.url ?? '');
+    return { url: String(ready.url ?? ''), pid: child.pid };
   };
   try {
     const bare = await start('http');
-    await start('responder');
-    return { bare, pipeline: await start('pipeline'), close };
+    const responder = await start('responder');
+    const pipeline = await start('pipeline');
+    return { bare: bare.url, pipeline: pipeline.url, pids: { bare: bare.pid, pipeline: pipeline.pid, responder: responder.pid }, close };
   } catch (err) {
     await close();
     throw err;
   }
 }
 
-export function spawnFloor(role: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
+function spawnFloor(role: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
   const exitWithParent = join(__dirname, '../../../scripts/lib/exit-with-parent.cjs');
   const child = spawn(process.execPath, ['--require', exitWithParent, join(__dirname, 'floor.js'), role], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {

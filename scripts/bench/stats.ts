@@ -1,4 +1,6 @@
 /** Small statistics for the benchmark: medians and tails of latency samples. */
+import { readFileSync } from 'node:fs';
+
 export function percentile(samples: number[], p: number): number {
   if (samples.length === 0) return NaN;
   const sorted = [...samples].sort((a, b) => a - b);
@@ -34,14 +36,6 @@ export async function pool<T>(tasks: (() => Promise<T>)[], limit: number): Promi
 }
 
 /**
- * `clients` concurrent clients, each calling `fn` `each` times in a row:
- * every call's latency (ms) and the calls completed per second overall.
- */
-export async function concurrently(clients: number, each: number, fn: (client: number, i: number) => Promise<unknown>) {
-  return (await interleavedConcurrently({ fn }, 1, clients, each)).fn;
-}
-
-/**
  * Each of `ways` in `rounds` alternating blocks of `perRound` calls in a row, so drift in the
  * machine's load hits them alike: every way's latencies (ms).
  */
@@ -51,7 +45,10 @@ export async function interleaved(ways: Record<string, (i: number) => Promise<un
   return out;
 }
 
-/** `concurrently` for each of `ways` in `rounds` alternating blocks: latencies and calls per second over its own blocks. */
+/**
+ * Each of `ways` in `rounds` alternating blocks of `clients` concurrent clients, each calling it
+ * `each` times in a row: every way's latency p50 and p99 (ms), and its calls per second over its own blocks.
+ */
 export async function interleavedConcurrently(ways: Record<string, (client: number, i: number) => Promise<unknown>>, rounds: number, clients: number, each: number) {
   const acc: Record<string, { latencies: number[]; ms: number }> = Object.fromEntries(Object.keys(ways).map((k) => [k, { latencies: [], ms: 0 }]));
   for (let r = 0; r < rounds; r++) {
@@ -75,8 +72,19 @@ export async function interleavedConcurrently(ways: Record<string, (client: numb
 }
 
 export function rssMiB(pid: number): number {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const status: string = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
   return kb / 1024;
+}
+
+// Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks.
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system) the process has used so far, in ms; NaN without a pid. */
+export function cpuMs(pid: number | undefined): number {
+  if (!pid) return NaN;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces), from field 3 on: utime is field 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
