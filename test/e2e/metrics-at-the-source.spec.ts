@@ -40,9 +40,11 @@ describe('metrics at the source: engines and persistence export what they make, 
       await service('engine', { STEERLINE_ENGINE_ID: id, METRICS_PORT: String(port) });
       engineUrls.push(`http://127.0.0.1:${port}/metrics`);
     }
-    const port = await freePort();
-    await service('persistence', { METRICS_PORT: String(port) });
-    persistenceUrl = `http://127.0.0.1:${port}/metrics`;
+    // On a free port of its choosing, found where `npm start` tells people to look: its "… metrics at" line.
+    const persistence = await service('persistence', { METRICS_PORT: '0' });
+    const said = persistence.lines.map((l) => JSON.parse(l) as { message?: string; url?: string }).find((r) => r.message?.startsWith('persistence metrics at'));
+    expect(said?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    persistenceUrl = said!.url!;
     const gatewayPort = await freePort();
     await service('gateway', { PORT: String(gatewayPort) });
     gatewayUrl = `http://127.0.0.1:${gatewayPort}/metrics`;

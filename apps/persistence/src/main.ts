@@ -14,6 +14,8 @@ async function main(root: Logger): Promise<void> {
   const config = loadPersistenceConfig(process.env);
   // Listening before the service starts: a taken port stops it before it projects anything.
   const metrics = await listenForMetrics(config.metrics);
+  // The line `npm start` points to when METRICS_PORT=0 picked a free port (as the engine writes it).
+  lifecycle.info({ url: metrics.url ?? null }, metrics.url ? `persistence metrics at ${metrics.url}` : 'persistence metrics off (METRICS_PORT=off)');
   const app = await startPersistence(config, { logger: nestLogger(root) });
   collectDefaultMetrics({ register: app.metrics.registry, prefix: 'steerline_persistence_' });
   metrics.show(app.metrics.registry);
