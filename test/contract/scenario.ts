@@ -1,5 +1,5 @@
 import { eventually } from '../support/env';
-import type { Stack } from '../support/stack';
+import { approve, type Stack } from '../support/stack';
 
 export interface ScenarioSteer {
   turnId: string;
@@ -34,11 +34,6 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   const sleep = (ms: number) => ({ tool: { name: 'sleep', args: { ms } } });
   // A sleep that waits for approval holds its turn at step 1 until `approve`, however slow the machine.
   const held = { approvals: { tools: ['sleep'] } };
-  const approve = async (turnId: string) => {
-    await eventually(async () => ((await stack.api('GET', `/turns/${turnId}`)).body?.pendingApprovals?.length ? true : undefined), 20_000, 'the approval request');
-    const approval = await stack.api('POST', `/turns/${turnId}/approvals/call_1_0`, { decision: 'approve' });
-    if (approval.status !== 200) throw new Error(`approval failed: ${approval.status} ${JSON.stringify(approval.body)}`);
-  };
 
   // Completed: one steer delivered at step 1, one withdrawn while queued.
   const completed = await turn([sleep(10), { tool: { name: 'echo', args: { text: 'step 2' } } }, { text: 'finished' }], held);
@@ -49,9 +44,8 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   const removed = await stack.api('DELETE', `/turns/${completed}/steers/${withdrawn}`);
   if (removed.status !== 200) throw new Error(`withdraw failed: ${removed.status} ${JSON.stringify(removed.body)}`);
   const kept = steer(completed, 'Keep the public API', wait);
-  const queuedSteers = async () => (await stack.nats.readAll()).filter((e) => e.event.turnId === completed && e.event.type === 'SteerQueued').length;
-  await eventually(async () => ((await queuedSteers()) === 2 ? true : undefined), 20_000, 'the second steer queued');
-  await approve(completed);
+  await stack.turnHas(completed, 'SteerQueued', { where: (d) => d.text === 'Keep the public API' });
+  await approve(stack, completed);
   await kept;
 
   // Cancelled with a steer still queued: it is dropped turn_cancelled before TurnCancelled.
@@ -66,14 +60,14 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
 
   // Approval: its sleep waits for a person, who approves it.
   const approved = await turn([sleep(50), { text: 'approved and done' }], held);
-  await approve(approved);
+  await approve(stack, approved);
 
   // Queued: a turn queued behind the approval turn starts once it ends.
   const cid = (await stack.api('POST', '/conversations')).body.id;
   const busy = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'first', model: { provider: 'scripted', script: [sleep(300)] }, ...held });
   const queued = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'then this', model: { provider: 'scripted', script: [] }, whenBusy: 'queue' });
   if (queued.status !== 202 || queued.body.status !== 'queued') throw new Error(`turn not queued: ${queued.status} ${JSON.stringify(queued.body)}`);
-  await approve(busy.body.turnId as string);
+  await approve(stack, busy.body.turnId as string);
 
   // Resumed: its engine stops running it without settling it (as a stopping engine hands a turn over);
   // the engine's reaper finds the claim nobody runs and adopts it (TurnResumed), and the turn completes.

@@ -2,7 +2,7 @@ import { createLogger } from '@steerline/contracts';
 import { startGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { eventually, NATS_URL } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { approve, startStack, type Stack } from '../support/stack';
 
 /** The value of one sample in a Prometheus text exposition, 0 when absent. */
 function sample(text: string, name: string, labels = ''): number {
@@ -29,8 +29,7 @@ describe('metrics, OpenAPI docs and request logs', () => {
     await eventually(async () => (sample(await metrics(), 'steerline_waiting_requests') === 1 ? true : undefined), 20_000, 'a waiting request');
     const withdrawn = await stack.api('POST', `/turns/${tid}/steers`, { text: 'take me back' });
     expect((await stack.api('DELETE', `/turns/${tid}/steers/${withdrawn.body.steerId}`)).status).toBe(200);
-    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested') ? true : undefined), 20_000, 'the approval request');
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
+    await approve(stack, tid);
     expect((await delivered).status).toBe(200);
 
     const text = await eventually(async () => {

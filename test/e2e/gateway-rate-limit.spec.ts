@@ -1,6 +1,7 @@
 import { uuidv7 } from '@steerline/contracts';
 import { eventually } from '../support/env';
 import { ServiceProcess } from '../support/processes';
+import { parseExposition, total } from '../support/prometheus';
 import { startStack, type Stack } from '../support/stack';
 
 describe('rate limiting per API key', () => {
@@ -98,7 +99,8 @@ describe('rate limiting across gateways (docs/design.md §8.7)', () => {
     expect(res.status).toBe(404);
     const metrics = await eventually(async () => {
       const text = await (await fetch(`${urls[0]}/metrics`)).text();
-      return sample(text, 'steerline_rate_limit_store_failures_total') >= 1 && sample(text, 'steerline_rate_limit_failed_open_total') >= 1 ? text : undefined;
+      const samples = [parseExposition(text)];
+      return total(samples, 'steerline_rate_limit_store_failures_total') >= 1 && total(samples, 'steerline_rate_limit_failed_open_total') >= 1 ? text : undefined;
     }, 10_000, 'the fail-open metrics');
     expect(metrics).toContain('steerline_rate_limit_failed_open_total');
     await eventually(() => gateways[0].lines.some((l) => l.includes('failing open')) || undefined, 10_000, 'the fail-open warning');
@@ -110,8 +112,3 @@ describe('rate limiting across gateways (docs/design.md §8.7)', () => {
     }, 10_000, 'the gateway to make the bucket again');
   });
 });
-
-function sample(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-  return line ? Number(line.split(' ').at(-1)) : 0;
-}

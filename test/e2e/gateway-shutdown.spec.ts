@@ -2,8 +2,8 @@ import { readSse } from '@steerline/client';
 import { startGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { jsonLogger } from '../../apps/gateway/src/logger';
-import { eventually, NATS_URL } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { NATS_URL } from '../support/env';
+import { approve, startStack, type Stack } from '../support/stack';
 
 describe('a gateway shutting down answers what it holds and drops nothing', () => {
   let stack: Stack;
@@ -31,7 +31,7 @@ describe('a gateway shutting down answers what it holds and drops nothing', () =
       body: JSON.stringify({ text: 'hold on' }),
     });
     // The gateway holds the request once the steer is in the log, waiting for its settlement.
-    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'SteerQueued') ? true : undefined), 20_000, 'the steer queued');
+    await stack.turnHas(tid, 'SteerQueued');
 
     const started = Date.now();
     await gateway.close();
@@ -46,7 +46,7 @@ describe('a gateway shutting down answers what it holds and drops nothing', () =
     await expect(fetch(`${gateway.url}/healthz`)).rejects.toThrow();
 
     // Another gateway tells the rest of the story: the steer was accepted, and is delivered.
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
+    await approve(stack, tid);
     const settled = await stack.api('GET', `/turns/${tid}/steers/${receipt.steerId}`, undefined, { prefer: 'wait=30' });
     expect(settled.body).toMatchObject({ status: 'delivered', step: 1 });
   });

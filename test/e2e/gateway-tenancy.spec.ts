@@ -1,6 +1,6 @@
 import { uuidv7 } from '@steerline/contracts';
 import { eventually } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { approve, startStack, type Stack } from '../support/stack';
 
 const ACME = { authorization: 'Bearer k1' };
 const GLOBEX = { authorization: 'Bearer k2' };
@@ -66,8 +66,7 @@ describe('tenants are isolated: another tenant’s conversation, turn and steer 
   });
 
   it('none of that touched the first tenant’s turn: its steer is delivered and the turn completes', async () => {
-    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested') ? true : undefined), 20_000, 'the approval request');
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' }, ACME)).status).toBe(200);
+    await approve(stack, tid, 'call_1_0', ACME);
     const receipt = await stack.api('GET', `/turns/${tid}/steers/${sid}`, undefined, { ...ACME, prefer: 'wait=30' });
     expect(receipt.body).toMatchObject({ steerId: sid, status: 'delivered', text: 'acme only' });
     await eventually(async () => ((await stack.api('GET', `/turns/${tid}`, undefined, ACME)).body?.status === 'completed' ? true : undefined), 20_000, 'completion');

@@ -4,7 +4,7 @@ import { checkInvariants, type StoredEvent } from '@steerline/contracts';
 import { eventually } from '../support/env';
 import { HttpMcpServer, McpScratch } from '../support/mcp/mcp-servers';
 import { freePort, ServiceProcess } from '../support/processes';
-import { startStack, type Stack } from '../support/stack';
+import { startStack, steerWhileHeld, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;
 const call = (name: string, args: Record<string, unknown> = {}) => ({ name, args });
@@ -79,10 +79,7 @@ describe('tools from MCP servers', () => {
     // The slow call waits for the test's approval, so the steer is surely sent during step 1's calls.
     const tid = await startTurn([{ tools: [call('mcp__files__read_file', { path: 'README.md' }), call('mcp__files__slow', { ms: 1000 })] }, { text: 'read it' }], { tools: ['mcp__files__slow'] });
     await toolStarted(tid);
-    const waiting = stack.api('POST', `/turns/${tid}/steers`, { text: 'only the first section' }, { Prefer: 'wait=30' });
-    await eventually(async () => (await stack.turnEvents(tid)).some((e) => e.event.type === 'SteerQueued') || undefined, 20_000, 'the steer queued');
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_1`, { decision: 'approve' })).status).toBe(200);
-    const steer = await waiting;
+    const steer = await steerWhileHeld(stack, tid, 'only the first section', 'call_1_1');
     expect(steer.status).toBe(200);
     expect(steer.body).toMatchObject({ status: 'delivered', step: 1, boundary: 'tool_results', requestStep: 2 });
     const events = await stack.turnEnded(tid);

@@ -35,7 +35,7 @@ describe('the openai provider against an OpenAI-compatible server over real HTTP
     const prompt = 'Refactor the parser';
     const { tid } = await startTurn(prompt);
     // Sent once the tool runs, with seconds of it left however slow the machine.
-    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolCallStarted') ? true : undefined), 20_000, 'the tool call to start');
+    await stack.turnHas(tid, 'ToolCallStarted');
     const steer = await stack.api('POST', `/turns/${tid}/steers`, { text: 'Keep the public API' }, { Prefer: 'wait=30' });
     expect(steer.status).toBe(200);
     expect(steer.body).toMatchObject({ status: 'delivered', step: 1, boundary: 'tool_results', requestStep: 2 });

@@ -3,8 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
-import { eventually } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { approve, startStack, type Stack } from '../support/stack';
 
 // Under node_modules, so the client's `import 'openapi-fetch'` resolves to the project's copy.
 const ROOT = path.resolve(__dirname, '../..');
@@ -79,10 +78,8 @@ describe('a typed client generated from /docs/openapi.json with openapi-typescri
     const js = ts.transpileModule(DRIVER, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
     writeFileSync(path.join(WORK, 'driver.mjs'), js);
     const driver = run(process.execPath, [path.join(WORK, 'driver.mjs'), stack.url, tid, KEY], { timeout: 60_000 });
-    const turnHas = (type: string) => async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === type) ? true : undefined);
-    await eventually(turnHas('ToolApprovalRequested'), 20_000, 'the approval request');
-    await eventually(turnHas('SteerQueued'), 40_000, 'the driver’s steer');
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' }, auth)).status).toBe(200);
+    await stack.turnHas(tid, 'SteerQueued', { timeoutMs: 40_000 });
+    await approve(stack, tid, 'call_1_0', auth);
     const { stdout } = await driver;
     expect(JSON.parse(stdout)).toEqual({ http: 200, status: 'delivered', step: 1, boundary: 'tool_results' });
     await stack.turnEnded(tid);

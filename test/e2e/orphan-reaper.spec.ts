@@ -6,7 +6,7 @@ import { execute } from '../../apps/engine/src/turn/turn.decider';
 import type { TurnCommand } from '../../apps/engine/src/turn/turn.commands';
 import { initialState, type TurnState } from '../../apps/engine/src/turn/turn.state';
 import { eventually } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { approvalRequested, startStack, type Stack } from '../support/stack';
 
 const typesOf = (events: StoredEvent[]) => events.map((e) => e.event.type);
 /** A stored message's time in nanoseconds (RFC 3339 with up to nine fraction digits). */
@@ -112,7 +112,7 @@ describe('an adopted turn keeps its approvals, steer deadlines and queued turns 
     const first = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'first', model: { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 50 } } }, { text: 'first done' }] }, approvals: { tools: ['sleep'] } });
     const tid = first.body.turnId as string;
     // The first turn waits for an approval: the queued turn is surely queued behind it.
-    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested') ? true : undefined), 10_000, 'the approval request');
+    await approvalRequested(stack, tid, 'call_1_0', 10_000);
     const queued = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'then this', model: { provider: 'scripted', script: [{ text: 'second done' }] }, whenBusy: 'queue' });
     const next = queued.body.turnId as string;
     expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBeLessThan(300);

@@ -1,6 +1,6 @@
 import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
 import { eventually } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { approve, startStack, type Stack } from '../support/stack';
 import { startEngine } from '../../apps/engine/src/app';
 import { loadEngineConfig } from '../../apps/engine/src/config';
 
@@ -24,10 +24,6 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
   // The running turn's call waits for the test's approval: the turn runs, however slow the
   // machine, until the test has queued what it needs behind it (docs/design.md §8.2).
   const held = { tools: ['sleep'] };
-  const release = async (tid: string) => {
-    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested') ? true : undefined), 20_000, 'an approval request');
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
-  };
 
   it('a queued turn starts by itself when the running one ends, in order; without whenBusy the answer is still turn_already_running', async () => {
     const cid = await newConversation();
@@ -41,7 +37,7 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
     expect(second.status).toBe(202);
     expect(second.body).toMatchObject({ status: 'queued', position: 1 });
     expect(third.body).toMatchObject({ status: 'queued', position: 2 });
-    await release(first.body.turnId);
+    await approve(stack, first.body.turnId);
     await stack.turnEnded(third.body.turnId);
     const events = await conversationEvents(cid);
     const order = events.filter((e) => e.event.type === 'TurnStarted').map((e) => e.event.turnId);
@@ -70,7 +66,7 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
     ]);
     expect((await stack.api('POST', `/turns/${cancelled.body.turnId}/steers`, { text: 'x' })).status).toBe(409);
     expect((await stack.api('POST', `/turns/${cancelled.body.turnId}/cancel`, { reason: 'changed my mind' })).status).toBe(202);
-    await release(running.body.turnId);
+    await approve(stack, running.body.turnId);
     await stack.turnEnded(next.body.turnId);
     const events = await conversationEvents(cid);
     expect(turnTypes(events, cancelled.body.turnId)).toEqual(['TurnQueued', 'TurnCancelled']);
@@ -84,7 +80,7 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
     const busy = await start(cid, { prompt: 'busy', model: model([sleep(10)]), approvals: held });
     const answers = [];
     for (let i = 0; i < 11; i++) answers.push(await start(cid, { prompt: `q${i}`, model: model([]), whenBusy: 'queue' }));
-    await release(busy.body.turnId);
+    await approve(stack, busy.body.turnId);
     expect(answers.slice(0, 10).map((a) => a.body.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(answers[10].status).toBe(429);
     expect(answers[10].body.error.code).toBe('turn_queue_full');
@@ -137,7 +133,7 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
       const cid = await newConversation();
       const first = (await start(cid, { prompt: 'first', model: model([sleep(10)]), approvals: held })).body.turnId as string;
       const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => start(cid, { prompt: `q${i}`, model: model([{ text: `a${i}` }]), whenBusy: 'queue' })));
-      await release(first);
+      await approve(stack, first);
       expect(answers.map((a) => a.status)).toEqual(Array(8).fill(202));
       expect(answers.map((a) => a.body.position).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       const byPosition = answers.map((a) => a.body).sort((a, b) => a.position - b.position).map((b) => b.turnId as string);

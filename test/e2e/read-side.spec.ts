@@ -8,7 +8,7 @@ import { EVENT_TYPE_HEADER, request, uuidv7, type ChatMessage } from '@steerline
 import type { ModelAnswer, ModelProvider, ModelRequest } from '../../apps/engine/src/models/model.provider';
 import type { HealthView } from '../../apps/persistence/src/queries/query-responders';
 import { eventually } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { approve, startStack, steerWhileHeld, type Stack } from '../support/stack';
 
 /**
  * The read side over the whole stack: the transcript is what the model saw,
@@ -53,13 +53,8 @@ async function startTurn(conversation: string, prompt: string, script: unknown[]
   return tid;
 }
 
-// A sleep that waits for approval holds step 1 until `approve`, so steers sent meanwhile land in it however slow the machine.
+// A sleep that waits for approval holds step 1 until it is approved, so steers sent meanwhile land in it however slow the machine.
 const held = { tools: ['sleep'] };
-const turnHas = (tid: string, type: string) => eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === type) ? true : undefined), 20_000, `${type} in turn ${tid}`);
-async function approve(tid: string): Promise<void> {
-  await turnHas(tid, 'ToolApprovalRequested');
-  expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
-}
 
 async function ended(tid: string): Promise<string> {
   const turn = await eventually(async () => {
@@ -94,10 +89,7 @@ afterAll(async () => {
 describe('the transcript is exactly what the model saw', () => {
   it('a steer sent during a tool reaches the model after the tool results (tool_results)', async () => {
     const tid = await startTurn(cid, 'Plan the migration', [{ tool: { name: 'sleep', args: { ms: 10 } } }, { tools: [{ name: 'echo', args: { text: 'a' } }, { name: 'echo', args: { text: 'b' } }] }, { text: 'planned' }], undefined, held);
-    const steering = stack.api('POST', `/turns/${tid}/steers`, { text: 'Keep the old schema readable' }, wait);
-    await turnHas(tid, 'SteerQueued');
-    await approve(tid);
-    const steer = await steering;
+    const steer = await steerWhileHeld(stack, tid, 'Keep the old schema readable');
     expect(steer.body).toMatchObject({ status: 'delivered', boundary: 'tool_results', step: 1 });
     steerIds.delivered = steer.body.steerId;
     expect(await ended(tid)).toBe('completed');
@@ -121,7 +113,7 @@ describe('the transcript is exactly what the model saw', () => {
     const dropped = await stack.api('DELETE', `/turns/${tid}/steers/${withdrawn.body.steerId}`);
     expect(dropped.body).toMatchObject({ status: 'dropped', reason: 'withdrawn', text: 'Use mocks' });
     steerIds.withdrawn = withdrawn.body.steerId;
-    await approve(tid);
+    await approve(stack, tid);
     expect(await ended(tid)).toBe('completed');
     turnIds.push(tid);
   });

@@ -1,6 +1,5 @@
 import { auditLog } from '@steerline/contracts';
-import { eventually } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { approvalRequested, approve, startStack, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;
 const sleep = (ms: number): Step => ({ tool: { name: 'sleep', args: { ms } } });
@@ -22,15 +21,13 @@ describe('a steer’s own lifecycle, through HTTP (docs/design.md §8.3)', () =>
   }
   // A call waiting for approval holds step 1 open until the test approves it, however slow the machine.
   const held = { tools: ['sleep'] };
-  const requested = (tid: string) =>
-    eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested') ? true : undefined), 20_000, 'an approval request');
   const steer = (tid: string, body: Record<string, unknown>, wait = 0) => stack.api('POST', `/turns/${tid}/steers`, body, wait ? { Prefer: `wait=${wait}` } : {});
   const patch = (tid: string, sid: string, text: unknown) => stack.api('PATCH', `/turns/${tid}/steers/${sid}`, { text });
   const userMessages = (tid: string) => stack.model.requests.flatMap((r) => r.messages).filter((m) => m.role === 'user' && m.turnId === tid && m.steerId).map((m) => m.content);
 
   it('an edit made before the boundary is what the model reads; after it, already_delivered', async () => {
     const { tid } = await startTurn([sleep(10), { text: 'done' }], held);
-    await requested(tid);
+    await approvalRequested(stack, tid);
     const queued = await steer(tid, { text: 'use tabs' });
     expect(queued.status).toBe(202);
     const edited = await patch(tid, queued.body.steerId, '  use spaces  ');
@@ -38,7 +35,7 @@ describe('a steer’s own lifecycle, through HTTP (docs/design.md §8.3)', () =>
     expect(edited.body).toMatchObject({ steerId: queued.body.steerId, status: 'queued', position: 1, text: 'use spaces' });
     expect((await patch(tid, queued.body.steerId, '   ')).status).toBe(400);
     const settling = stack.api('GET', `/turns/${tid}/steers/${queued.body.steerId}`, undefined, { Prefer: 'wait=30' });
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
+    await approve(stack, tid);
     const settled = await settling;
     expect(settled.body).toMatchObject({ status: 'delivered', text: 'use spaces' });
     // Once the turn ended the read model answers: it must have caught up.
@@ -73,7 +70,7 @@ describe('a steer’s own lifecycle, through HTTP (docs/design.md §8.3)', () =>
   it('a steer still queued at its deadline comes back expired with its text', async () => {
     // Step 1's call waits for an approval that never comes: the steer stays queued past its deadline.
     const { tid } = await startTurn([sleep(10), { text: 'done' }], held);
-    await requested(tid);
+    await approvalRequested(stack, tid);
     const started = Date.now();
     const expired = await steer(tid, { text: 'only if quick', ttlMs: 1000 }, 10);
     expect(expired.status).toBe(409);

@@ -1,6 +1,5 @@
 import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
-import { eventually } from '../support/env';
-import { startStack, steerSafely, type Stack } from '../support/stack';
+import { approvalRequested, approve, startStack, steerSafely, steerWhileHeld, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;
 const sleep = (ms: number): Step => ({ tool: { name: 'sleep', args: { ms } } });
@@ -24,16 +23,6 @@ describe('every steering rule, through HTTP', () => {
   // A call waiting for approval holds its step until the test approves it, so a steer sent
   // meanwhile lands in that step however slow the machine is (docs/design.md §8.2).
   const held = { tools: ['sleep'] };
-  const requested = (tid: string, toolCallId: string) =>
-    eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested' && e.event.data.toolCallId === toolCallId) ? true : undefined), 20_000, `approval request ${toolCallId}`);
-  const approve = async (tid: string, toolCallId: string) => {
-    await requested(tid, toolCallId);
-    expect((await stack.api('POST', `/turns/${tid}/approvals/${toolCallId}`, { decision: 'approve' })).status).toBe(200);
-  };
-  const queuedIn = (tid: string, text: string) =>
-    eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'SteerQueued' && e.event.data.text === text) ? true : undefined), 20_000, `steer "${text}" queued`);
-  const hasEvent = (tid: string, type: string) =>
-    eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === type) ? true : undefined), 20_000, `${type} in turn ${tid}`);
   const steer = (tid: string, text: string, extra: Record<string, unknown> = {}, wait = 0) =>
     stack.api('POST', `/turns/${tid}/steers`, { text, ...extra }, wait ? { Prefer: `wait=${wait}` } : {});
   const ended = (tid: string) => stack.turnEnded(tid);
@@ -42,44 +31,41 @@ describe('every steering rule, through HTTP', () => {
 
   it('one steer over the queue cap gets 429 queue_full and appends nothing', async () => {
     const { tid } = await startTurn([sleep(10)], { maxQueued: 2 }, held);
-    await requested(tid, 'call_1_0');
+    await approvalRequested(stack, tid, 'call_1_0');
     expect((await steer(tid, 'one')).status).toBe(202);
     expect((await steer(tid, 'two')).status).toBe(202);
     const full = await steer(tid, 'three');
     expect(full.status).toBe(429);
     expect(full.body.error.code).toBe('queue_full');
-    await approve(tid, 'call_1_0');
+    await approve(stack, tid, 'call_1_0');
     const events = await ended(tid);
     expect(events.filter((e) => e.event.type === 'SteerQueued')).toHaveLength(2);
   });
 
   it('a queued steer is withdrawn with its text handed back; a delivered one answers 409 already_delivered', async () => {
     const { tid } = await startTurn([sleep(10), sleep(10)], undefined, held);
-    await requested(tid, 'call_1_0');
+    await approvalRequested(stack, tid, 'call_1_0');
     const queued = await steer(tid, 'forget this');
     expect(queued.status).toBe(202);
     const withdrawn = await stack.api('DELETE', `/turns/${tid}/steers/${queued.body.steerId}`);
     expect(withdrawn.status).toBe(200);
     expect(withdrawn.body).toMatchObject({ status: 'dropped', reason: 'withdrawn', text: 'forget this', position: 1 });
 
-    const pending = steer(tid, 'keep this', {}, 30);
-    await queuedIn(tid, 'keep this');
-    await approve(tid, 'call_1_0');
-    const delivered = await pending;
+    const delivered = await steerWhileHeld(stack, tid, 'keep this');
     expect(delivered.status).toBe(200);
     // Step 2's call still waits for approval: the turn is running when the withdrawal comes.
-    await requested(tid, 'call_2_0');
+    await approvalRequested(stack, tid, 'call_2_0');
     const late = await stack.api('DELETE', `/turns/${tid}/steers/${delivered.body.steerId}`);
     expect(late.status).toBe(409);
     expect(late.body.error.code).toBe('already_delivered');
-    await approve(tid, 'call_2_0');
+    await approve(stack, tid, 'call_2_0');
     const events = await ended(tid);
     expect(settlementsOf(events, queued.body.steerId).map((e) => e.event.type)).toEqual(['SteerDropped']);
   });
 
   it('cancel answers 202, aborts the running tool and drops queued steers turn_cancelled before TurnCancelled', async () => {
     const { tid } = await startTurn([sleep(30_000)]);
-    await hasEvent(tid, 'ToolCallStarted');
+    await stack.turnHas(tid, 'ToolCallStarted');
     const a = await steer(tid, 'first');
     const b = await steer(tid, 'second');
     const waiting = stack.api('GET', `/turns/${tid}/steers/${a.body.steerId}`, undefined, { Prefer: 'wait=10' });
@@ -103,17 +89,9 @@ describe('every steering rule, through HTTP', () => {
 
   it('a fatal tool failure fails the turn, and a waiting steer gets 409 steer_dropped turn_failed with its text', async () => {
     const { tid } = await startTurn([sleep(10), { tool: { name: 'fail', args: { message: 'disk full' } } }], undefined, { tools: ['*'] });
-    await requested(tid, 'call_1_0');
-    const hurry = steer(tid, 'hurry', {}, 30);
-    await queuedIn(tid, 'hurry');
-    await approve(tid, 'call_1_0');
-    const res = await hurry;
+    const res = await steerWhileHeld(stack, tid, 'hurry');
     expect(res.status).toBe(200);
-    await requested(tid, 'call_2_0');
-    const pending = steer(tid, 'too late for step 2', {}, 30);
-    await queuedIn(tid, 'too late for step 2');
-    await approve(tid, 'call_2_0');
-    const next = await pending;
+    const next = await steerWhileHeld(stack, tid, 'too late for step 2', 'call_2_0');
     expect(next.status).toBe(409);
     expect(next.body.error).toMatchObject({ code: 'steer_dropped', reason: 'turn_failed', text: 'too late for step 2' });
     const events = await ended(tid);
@@ -122,11 +100,7 @@ describe('every steering rule, through HTTP', () => {
 
   it('maxSteps ends the turn and drops queued steers max_steps', async () => {
     const { tid } = await startTurn([sleep(10), sleep(10)], { maxSteps: 1 }, held);
-    await requested(tid, 'call_1_0');
-    const pending = steer(tid, 'more', {}, 30);
-    await queuedIn(tid, 'more');
-    await approve(tid, 'call_1_0');
-    const res = await pending;
+    const res = await steerWhileHeld(stack, tid, 'more');
     expect(res.status).toBe(409);
     expect(res.body.error).toMatchObject({ code: 'steer_dropped', reason: 'max_steps' });
     const events = await ended(tid);
@@ -149,7 +123,7 @@ describe('every steering rule, through HTTP', () => {
 
   it('a conversation steer reaches the running turn; a stale expectedTurnId gets 409 turn_moved_on; a second turn 409 turn_already_running', async () => {
     const { cid, tid } = await startTurn([sleep(10)], undefined, held);
-    await requested(tid, 'call_1_0');
+    await approvalRequested(stack, tid, 'call_1_0');
     const second = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'another' });
     expect(second.status).toBe(409);
     expect(second.body.error.code).toBe('turn_already_running');
@@ -159,7 +133,7 @@ describe('every steering rule, through HTTP', () => {
     const moved = await stack.api('POST', `/conversations/${cid}/steers`, { text: 'wrong turn', expectedTurnId: uuidv7() });
     expect(moved.status).toBe(409);
     expect(moved.body.error.code).toBe('turn_moved_on');
-    await approve(tid, 'call_1_0');
+    await approve(stack, tid, 'call_1_0');
     await ended(tid);
     const idle = await stack.api('POST', `/conversations/${cid}/steers`, { text: 'nobody runs' });
     expect(idle.status).toBe(409);
@@ -168,7 +142,7 @@ describe('every steering rule, through HTTP', () => {
 
   it('a resubmitted steerId returns the same receipt and appends nothing; equal texts are two steers', async () => {
     const { tid } = await startTurn([sleep(10)], undefined, held);
-    await requested(tid, 'call_1_0');
+    await approvalRequested(stack, tid, 'call_1_0');
     const steerId = uuidv7();
     const first = await steer(tid, 'same id', { steerId });
     const again = await steer(tid, 'same id', { steerId });
@@ -178,7 +152,7 @@ describe('every steering rule, through HTTP', () => {
     const twin2 = await steer(tid, 'twin');
     expect(twin1.body.steerId).not.toBe(twin2.body.steerId);
     expect([twin1.body.position, twin2.body.position]).toEqual([2, 3]);
-    await approve(tid, 'call_1_0');
+    await approve(stack, tid, 'call_1_0');
     const events = await ended(tid);
     expect(events.filter((e) => e.event.type === 'SteerQueued' && e.event.data.steerId === steerId)).toHaveLength(1);
     await stack.settled();
@@ -189,11 +163,11 @@ describe('every steering rule, through HTTP', () => {
 
   it('GET a receipt with Prefer: wait long-polls until the steer is delivered', async () => {
     const { tid } = await startTurn([sleep(10)], undefined, held);
-    await requested(tid, 'call_1_0');
+    await approvalRequested(stack, tid, 'call_1_0');
     const queued = await steer(tid, 'poll me');
     expect(queued.status).toBe(202);
     const polling = stack.api('GET', `/turns/${tid}/steers/${queued.body.steerId}`, undefined, { Prefer: 'wait=30' });
-    await approve(tid, 'call_1_0');
+    await approve(stack, tid, 'call_1_0');
     const receipt = await polling;
     expect(receipt.status).toBe(200);
     expect(receipt.body).toMatchObject({ steerId: queued.body.steerId, turnId: tid, status: 'delivered', step: 1, boundary: 'tool_results', requestStep: 2, text: 'poll me' });
@@ -201,11 +175,7 @@ describe('every steering rule, through HTTP', () => {
 
   it('a delivered steer is its own user message carrying afterToolCallIds and the rendered text, never inside a tool result', async () => {
     const { tid } = await startTurn([{ tools: [{ name: 'echo', args: { text: 'a' } }, { name: 'sleep', args: { ms: 10 } }] }], undefined, held);
-    await requested(tid, 'call_1_1');
-    const pending = steer(tid, 'after both tools', {}, 30);
-    await queuedIn(tid, 'after both tools');
-    await approve(tid, 'call_1_1');
-    const res = await pending;
+    const res = await steerWhileHeld(stack, tid, 'after both tools', 'call_1_1');
     expect(res.status).toBe(200);
     const events = await ended(tid);
     const delivered = events.find((e) => e.event.type === 'SteeringDelivered')!.event;

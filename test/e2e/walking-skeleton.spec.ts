@@ -25,7 +25,7 @@ describe('a steer travels from HTTP into a running turn and lands in PostgreSQL'
     // so their order is the order sent, not the order two racing requests happened to land.
     const wait = { Prefer: 'wait=20' };
     const first = stack.api('POST', `/turns/${tid}/steers`, { text: 'Keep the public API' }, wait);
-    await eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'SteerQueued') ? true : undefined), 20_000, 'the first steer queued');
+    await stack.turnHas(tid, 'SteerQueued');
     const second = stack.api('POST', `/turns/${tid}/steers`, { text: 'Add tests first' }, wait);
     const [a, b] = await Promise.all([first, second]);
     expect(a.status).toBe(200);

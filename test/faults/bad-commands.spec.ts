@@ -1,6 +1,5 @@
 import { BODY_MAX_BYTES, decodeJson, type Reply } from '@steerline/contracts';
-import { eventually } from '../support/env';
-import { startStack, type Stack } from '../support/stack';
+import { approvalRequested, startStack, steerWhileHeld, type Stack } from '../support/stack';
 
 describe('malformed and oversized messages on command subjects', () => {
   let stack: Stack;
@@ -22,8 +21,7 @@ describe('malformed and oversized messages on command subjects', () => {
     // Its call waits for the test's approval: the turn is still running, and appends nothing, while the bad commands are sent.
     const script = [{ tool: { name: 'sleep', args: { ms: 10 } } }];
     const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'x', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'] } })).body.turnId;
-    const turnHas = (type: string) => eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === type) ? true : undefined), 20_000, type);
-    await turnHas('ToolApprovalRequested');
+    await approvalRequested(stack, tid);
     const eventsBefore = (await stack.nats.readAll()).length;
 
     const cases: [string, Uint8Array | string, string][] = [
@@ -47,10 +45,7 @@ describe('malformed and oversized messages on command subjects', () => {
     }
     expect((await stack.nats.readAll()).length).toBe(eventsBefore);
 
-    const steering = stack.api('POST', `/turns/${tid}/steers`, { text: 'still listening?' }, { Prefer: 'wait=30' });
-    await turnHas('SteerQueued');
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
-    const steer = await steering;
+    const steer = await steerWhileHeld(stack, tid, 'still listening?');
     expect(steer.status).toBe(200);
     expect(steer.body.status).toBe('delivered');
   });

@@ -1,4 +1,3 @@
-import { eventually } from '../support/env';
 import { ServiceProcess, freePort } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 
@@ -41,7 +40,7 @@ describe('a gateway restart while clients wait for receipts', () => {
       () => 'connection lost' as const,
     );
     // The gateway holds the request once the steer is in the log, waiting for its settlement.
-    await eventually(async () => ((await stack.turnEvents(turnId)).some((e) => e.event.type === 'SteerQueued') ? true : undefined), 20_000, 'the steer queued');
+    await stack.turnHas(turnId, 'SteerQueued');
     await gateways[0].kill();
     expect(await waiting).toBe('connection lost');
 

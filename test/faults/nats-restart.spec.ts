@@ -1,7 +1,7 @@
 import { auditLog, type StoredEvent } from '@steerline/contracts';
 import { eventually } from '../support/env';
 import { OwnNatsServer } from '../support/processes';
-import { startStack, type Stack } from '../support/stack';
+import { approvalRequested, approve, startStack, steerWhileHeld, type Stack } from '../support/stack';
 
 const sleep = (ms: number) => ({ tool: { name: 'sleep', args: { ms } } });
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -18,17 +18,14 @@ describe('a NATS restart in the middle of a turn', () => {
     await nats?.destroy();
   });
 
-  const approvalRequested = (tid: string, toolCallId: string) =>
-    eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === 'ToolApprovalRequested' && e.event.data.toolCallId === toolCallId) ? true : undefined), 30_000, `approval request ${toolCallId}`);
-
   it('services reconnect, the turn finishes, receipts arrive, and no event is lost or doubled', async () => {
     const cid = (await stack.api('POST', '/conversations')).body.id;
     // Each sleep waits for the test's approval, so the test, not the machine's speed, decides when each step runs.
     const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'ride it out', model: { provider: 'scripted', script: [sleep(1200), sleep(100), { text: 'made it' }] }, approvals: { tools: ['sleep'] } })).body.turnId;
-    await approvalRequested(tid, 'call_1_0');
+    await approvalRequested(stack, tid, 'call_1_0', 30_000);
     const before = await stack.api('POST', `/turns/${tid}/steers`, { text: 'sent before the outage' });
     expect(before.status).toBe(202);
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
+    await approve(stack, tid);
 
     // Down across step 1's boundary (its 1.2 s tool has just started): the delivery's append is retried until NATS is back.
     await nats.stop('SIGKILL');
@@ -42,11 +39,8 @@ describe('a NATS restart in the middle of a turn', () => {
       return r.status === 200 ? r : undefined;
     }, 20_000, 'the steer sent before the outage to be delivered');
     expect(receipt.body).toMatchObject({ status: 'delivered', step: 1, boundary: 'tool_results' });
-    await approvalRequested(tid, 'call_2_0');
-    const sending = stack.api('POST', `/turns/${tid}/steers`, { text: 'sent after the outage' }, { Prefer: 'wait=30' });
-    await eventually(async () => ((await stack.turnEvents(tid)).filter((e) => e.event.type === 'SteerQueued').length === 2 ? true : undefined), 20_000, 'the second steer queued');
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_2_0`, { decision: 'approve' })).status).toBe(200);
-    const after = await sending;
+    await approvalRequested(stack, tid, 'call_2_0', 30_000);
+    const after = await steerWhileHeld(stack, tid, 'sent after the outage', 'call_2_0');
     expect({ status: after.status, body: after.body }).toMatchObject({ status: 200, body: { status: 'delivered', step: 2 } });
 
     const log: StoredEvent[] = await eventually(async () => {

@@ -1,6 +1,6 @@
 import { eventually, PG_URL } from '../support/env';
 import { CuttableProxy } from '../support/processes';
-import { startStack, type Stack } from '../support/stack';
+import { startStack, steerWhileHeld, type Stack } from '../support/stack';
 
 describe('a PostgreSQL outage', () => {
   let proxy: CuttableProxy;
@@ -29,15 +29,10 @@ describe('a PostgreSQL outage', () => {
     // Its call waits for approval until the steer is queued, so the steer lands in step 1 however slow the machine.
     const script = [{ tool: { name: 'sleep', args: { ms: 10 } } }];
     const tid = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'during the outage', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'] } })).body.turnId;
-    const turnHas = (type: string) => eventually(async () => ((await stack.turnEvents(tid)).some((e) => e.event.type === type) ? true : undefined), 20_000, type);
-    await turnHas('ToolApprovalRequested');
-    const steering = stack.api('POST', `/turns/${tid}/steers`, { text: 'still accepted' }, { Prefer: 'wait=30' });
-    await turnHas('SteerQueued');
-    expect((await stack.api('POST', `/turns/${tid}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
-    const steer = await steering;
+    const steer = await steerWhileHeld(stack, tid, 'still accepted');
     expect(steer.status).toBe(200);
     // The whole turn ends while the database is still away.
-    await turnHas('TurnCompleted');
+    await stack.turnHas(tid, 'TurnCompleted');
 
     proxy.restore();
     await eventually(async () => ((await stack.api('GET', `/turns/${tid}`)).body?.status === 'completed' ? true : undefined), 30_000, 'the projector to catch up');

@@ -41,6 +41,8 @@ export interface Stack {
   turnEvents(turnId: string): Promise<StoredEvent[]>;
   /** Waits until the turn's terminal event is in the log; resolves with all its events. */
   turnEnded(turnId: string, timeoutMs?: number): Promise<StoredEvent[]>;
+  /** Waits until the turn's log holds an event of `type` (whose data passes `where`); resolves with the turn's events. */
+  turnHas(turnId: string, type: string, opts?: { where?: (data: any) => boolean; timeoutMs?: number }): Promise<StoredEvent[]>;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         return last && isTerminalTurnEvent(last) ? events : undefined;
       }, timeoutMs, `turn ${turnId} to end`);
     },
+    turnHas(turnId, type, { where = () => true, timeoutMs = 20_000 } = {}) {
+      return eventually(async () => {
+        const events = (await nats.readAll()).filter((e) => e.event.turnId === turnId);
+        return events.some((e) => e.event.type === type && where(e.event.data)) ? events : undefined;
+      }, timeoutMs, `${type} in turn ${turnId}`);
+    },
     async close() {
       await gateway.close().catch(() => undefined);
       await engine?.close().catch(() => undefined);
@@ -116,4 +124,30 @@ export async function steerSafely(stack: Stack, turnId: string, text: string, st
   let res = await stack.api('POST', `/turns/${turnId}/steers`, { text, steerId });
   for (let retry = 0; res.status === 503 && retry < 5; retry++) res = await stack.api('POST', `/turns/${turnId}/steers`, { text, steerId });
   return { steerId, res };
+}
+
+/** Waits until the call's approval request is in the turn's log. */
+export function approvalRequested(stack: Stack, turnId: string, toolCallId = 'call_1_0', timeoutMs?: number) {
+  return stack.turnHas(turnId, 'ToolApprovalRequested', { where: (d) => d.toolCallId === toolCallId, timeoutMs });
+}
+
+/**
+ * Approves a call that waits for approval (docs/design.md §8.2) once its request is in the log. Tests start
+ * a turn whose call waits so that its step stays open, however slow the machine, until they approve it.
+ */
+export async function approve(stack: Stack, turnId: string, toolCallId = 'call_1_0', headers: Record<string, string> = {}) {
+  await approvalRequested(stack, turnId, toolCallId);
+  expect((await stack.api('POST', `/turns/${turnId}/approvals/${toolCallId}`, { decision: 'approve' }, headers)).status).toBe(200);
+}
+
+/**
+ * Sends a steer with Prefer: wait=30 while `toolCallId` waits for approval, and approves the call once
+ * the steer is queued: the steer surely lands in that call's step. Resolves with the steer's answer.
+ */
+export async function steerWhileHeld(stack: Stack, turnId: string, text: string, toolCallId = 'call_1_0') {
+  await approvalRequested(stack, turnId, toolCallId);
+  const answer = stack.api('POST', `/turns/${turnId}/steers`, { text }, { Prefer: 'wait=30' });
+  await stack.turnHas(turnId, 'SteerQueued', { where: (d) => d.text === text });
+  await approve(stack, turnId, toolCallId);
+  return answer;
 }

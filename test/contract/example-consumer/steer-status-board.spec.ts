@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually } from '../../support/env';
-import { startStack, type Stack } from '../../support/stack';
+import { startStack, steerWhileHeld, type Stack } from '../../support/stack';
 import { runSteeringScenario, type ScenarioSteer } from '../scenario';
 import { SteerStatusBoard, emptyStore } from './steer-status-board';
 
@@ -54,12 +54,7 @@ describe('an example consumer built only on the kit: a per-steer status board', 
     const script = [{ tool: { name: 'sleep', args: { ms: 10 } } }, { text: 'ok' }];
     // Step 1's call waits for approval, so the steer is surely queued in step 1 and delivered at its end.
     const turnId = (await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'p', model: { provider: 'scripted', script }, approvals: { tools: ['sleep'] } })).body.turnId;
-    const turnHas = (type: string) => async () => ((await stack.nats.readAll()).some((e) => e.event.turnId === turnId && e.event.type === type) ? true : undefined);
-    await eventually(turnHas('ToolApprovalRequested'), 20_000, 'the approval request');
-    const steering = stack.api('POST', `/turns/${turnId}/steers`, { text: 'While you were away' }, { Prefer: 'wait=30' });
-    await eventually(turnHas('SteerQueued'), 20_000, 'the steer queued');
-    expect((await stack.api('POST', `/turns/${turnId}/approvals/call_1_0`, { decision: 'approve' })).status).toBe(200);
-    const steered = await steering;
+    const steered = await steerWhileHeld(stack, turnId, 'While you were away');
     expect(steered.status).toBe(200);
     await eventually(async () => (await stack.api('GET', `/turns/${turnId}`)).body?.status === 'completed' || undefined, 20_000, 'the turn to complete');
     expect(store.checkpoint).toBe(before);
