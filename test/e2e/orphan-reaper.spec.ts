@@ -15,7 +15,7 @@ const nanos = (timestamp: string): bigint => {
   return BigInt(Date.parse(`${whole}Z`)) * 1_000_000n + BigInt(fraction.replace('Z', '').padEnd(9, '0'));
 };
 
-describe('an adopted turn keeps its approvals, steer deadlines and queued turns (docs/design.md §8.2–§8.4)', () => {
+describe('an adopted turn keeps its approvals, steer deadlines and queued turns (docs/design.md §2, §8–§10)', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({ leaseMs: 1000 });

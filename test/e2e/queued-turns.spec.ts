@@ -8,7 +8,7 @@ type Step = Record<string, unknown>;
 const sleep = (ms: number): Step => ({ tool: { name: 'sleep', args: { ms } } });
 const model = (script: Step[]) => ({ provider: 'scripted', script });
 
-describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () => {
+describe('queued turns and follow-ups, through HTTP (docs/design.md §8)', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack();
@@ -22,7 +22,7 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
   const conversationEvents = async (cid: string) => (await stack.nats.readAll()).filter((e) => e.event.conversationId === cid);
   const turnTypes = (events: StoredEvent[], tid: string) => events.filter((e) => e.event.turnId === tid).map((e) => e.event.type);
   // The running turn's call waits for the test's approval: the turn runs, however slow the
-  // machine, until the test has queued what it needs behind it (docs/design.md §8.2).
+  // machine, until the test has queued what it needs behind it (docs/design.md §9).
   const held = { tools: ['sleep'] };
 
   it('a queued turn starts by itself when the running one ends, in order; without whenBusy the answer is still turn_already_running', async () => {

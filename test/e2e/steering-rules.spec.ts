@@ -21,7 +21,7 @@ describe('every steering rule, through HTTP', () => {
     return { cid, tid: res.body.turnId as string };
   }
   // A call waiting for approval holds its step until the test approves it, so a steer sent
-  // meanwhile lands in that step however slow the machine is (docs/design.md §8.2).
+  // meanwhile lands in that step however slow the machine is (docs/design.md §9).
   const held = { tools: ['sleep'] };
   const steer = (tid: string, text: string, extra: Record<string, unknown> = {}, wait = 0) =>
     stack.api('POST', `/turns/${tid}/steers`, { text, ...extra }, wait ? { Prefer: `wait=${wait}` } : {});

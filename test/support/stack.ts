@@ -132,7 +132,7 @@ export function approvalRequested(stack: Stack, turnId: string, toolCallId = 'ca
 }
 
 /**
- * Approves a call that waits for approval (docs/design.md §8.2) once its request is in the log. Tests start
+ * Approves a call that waits for approval (docs/design.md §9) once its request is in the log. Tests start
  * a turn whose call waits so that its step stays open, however slow the machine, until they approve it.
  */
 export async function approve(stack: Stack, turnId: string, toolCallId = 'call_1_0', headers: Record<string, string> = {}) {

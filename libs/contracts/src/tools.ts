@@ -91,7 +91,7 @@ export const ToolCallRequestSchema = z.object({
   /**
    * Where the service may publish `ToolCallProgress` while it works
    * (`<prefix>.toolprogress.<callId>`); absent: nobody listens. Engines shown it as
-   * ToolProgress live output (docs/design.md §8.1).
+   * ToolProgress live output (docs/design.md §11).
    */
   progressTo: z.string().min(1).max(256).optional(),
 });

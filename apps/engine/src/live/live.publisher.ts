@@ -7,7 +7,7 @@ export interface ToolProgressReport {
   message?: string;
 }
 
-/** One turn's live output: fire-and-forget core NATS publishes (docs/design.md §8.1). */
+/** One turn's live output: fire-and-forget core NATS publishes (docs/design.md §11). */
 export interface TurnLive {
   /** The delta sink of one model request: indexes are gapless from 0 per call. */
   deltas(step: number): (text: string) => void;

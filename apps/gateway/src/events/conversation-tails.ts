@@ -71,7 +71,7 @@ interface Tail {
  * while someone watches, one to its live messages. Reference-counted: the
  * first watcher or waiter subscribes, the last one to leave unsubscribes. No
  * JetStream consumer is held, and events of conversations nobody here
- * watches never reach this gateway (docs/design.md §8.7).
+ * watches never reach this gateway (docs/design.md §15).
  *
  * On a stream without the republish rule (made by an older release; NATS
  * cannot add it later) the tail subscribes to the conversation's event
