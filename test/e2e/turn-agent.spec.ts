@@ -182,7 +182,7 @@ describe('a turn’s instructions, settings, tool allow-list and model endpoint'
 
   it('a start over NATS naming an agent version records it on TurnStarted; a bare agent name is refused there, nothing appended', async () => {
     const cid = await conversation();
-    const start = (body: Record<string, unknown>) => request<StartTurnAnswer>(stack.nats.nc, stack.nats.s.startTurn, { tenantId: 'default', conversationId: cid, prompt: 'hi', ...body }, { timeoutMs: 10_000 });
+    const start = (body: Record<string, unknown>) => request<StartTurnAnswer>(stack.nats.nc, stack.nats.s.startTurn, { tenantId: 'default', conversationId: cid, prompt: 'hi', ...body }, { timeoutMs: 10_000, noResponders: 'unavailable' });
     await expect(start({ agent: 'reviewer' })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^agent: /) });
     expect(await conversationLog(cid)).toEqual(['ConversationCreated']);
     const { turnId } = await start({ agent: 'reviewer@3', instructions: INSTRUCTIONS, tools: [] });
@@ -207,14 +207,14 @@ describe('a turn’s instructions, settings, tool allow-list and model endpoint'
     const res = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'hi', ...fields });
     expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 400, code: 'invalid_request' });
     expect(res.body.error.message).toMatch(message);
-    const direct = request(stack.nats.nc, stack.nats.s.startTurn, { tenantId: 'default', conversationId: cid, prompt: 'hi', ...fields }, { timeoutMs: 10_000 });
+    const direct = request(stack.nats.nc, stack.nats.s.startTurn, { tenantId: 'default', conversationId: cid, prompt: 'hi', ...fields }, { timeoutMs: 10_000, noResponders: 'unavailable' });
     await expect(direct).rejects.toBeInstanceOf(SteerlineError);
     await expect(direct).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(message) });
     expect(await conversationLog(cid)).toEqual(['ConversationCreated']);
   });
 
   it('engines answer which tools a tenant’s turns are offered and which endpoints it may name, never with a key', async () => {
-    const ask = <T>(subject: string, tenantId: string) => request<T>(stack.nats.nc, subject, { tenantId }, { timeoutMs: 10_000 });
+    const ask = <T>(subject: string, tenantId: string) => request<T>(stack.nats.nc, subject, { tenantId }, { timeoutMs: 10_000, noResponders: 'unavailable' });
     const { tools } = await ask<ToolsAnswer>(stack.nats.s.queryTools, 'default');
     expect(tools).toEqual(BUILTIN_TOOLS.map((t) => ({ ...t.spec, source: 'builtin', approval: false })));
     const models = await ask<ModelsAnswer>(stack.nats.s.queryModels, 'default');

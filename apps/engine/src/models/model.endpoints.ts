@@ -74,6 +74,7 @@ function endpointOf(file: string, name: string, raw: unknown, env: NodeJS.Proces
   const parsed = Entry.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
+    if (issue.code === 'unrecognized_keys') throw new ModelEndpointsError(file, `${at}.${issue.keys[0]}: not a field of an endpoint (keys come from apiKeyEnv)`);
     throw new ModelEndpointsError(file, `${at}.${issue.path.join('.') || '(entry)'}: ${issue.message}`);
   }
   const e = parsed.data;
