@@ -15,7 +15,7 @@ const SETTINGS = { temperature: 0.3, topP: 0.8, maxOutputTokens: 300, toolChoice
 const spec = (name: string) => BUILTIN_TOOLS.find((t) => t.spec.name === name)!.spec;
 const openaiTool = (name: string) => ({ type: 'function', function: { name, description: spec(name).description, parameters: spec(name).parameters } });
 
-/** A turn's agent fields (docs/design.md §8.5) on both providers' wire, named endpoints, discovery, and refusals. */
+/** A turn's agent fields (docs/design.md §6.1, "A turn's agent") on both providers' wire, named endpoints, discovery, and refusals. */
 describe('a turn’s instructions, settings, tool allow-list and model endpoint', () => {
   let fake: FakeOpenAI;
   let local: FakeOpenAI;

@@ -4,7 +4,7 @@ import { DEFAULT_ENDPOINT, ENDPOINT_NAME } from '@steerline/contracts';
 import type { EndpointConfig } from './model.failures';
 
 /**
- * Named model endpoints (`STEERLINE_MODELS`, docs/design.md §8.5): one engine
+ * Named model endpoints (`STEERLINE_MODELS`, docs/design.md §6.1, "Named endpoints"): one engine
  * reaches any number of OpenAI-compatible and Anthropic endpoints, and a
  * turn picks one by `model.endpoint`.
  *
