@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request, SteerlineError, uuidv7, type ModelsAnswer, type StartTurnAnswer, type ToolsAnswer } from '@steerline/contracts';
+import { request, serveTools, SteerlineError, uuidv7, type ModelsAnswer, type StartTurnAnswer, type ToolsAnswer } from '@steerline/contracts';
 import { BUILTIN_TOOLS } from '../../apps/engine/src/tools/tool.registry';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
+import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 
 const OPENAI_KEY = 'sk-test-default-0123456789';
@@ -215,8 +216,18 @@ describe('a turn’s instructions, settings, tool allow-list and model endpoint'
 
   it('engines answer which tools a tenant’s turns are offered and which endpoints it may name, never with a key', async () => {
     const ask = <T>(subject: string, tenantId: string) => request<T>(stack.nats.nc, subject, { tenantId }, { timeoutMs: 10_000, noResponders: 'unavailable' });
-    const { tools } = await ask<ToolsAnswer>(stack.nats.s.queryTools, 'default');
-    expect(tools).toEqual(BUILTIN_TOOLS.map((t) => ({ ...t.spec, source: 'builtin', approval: false })));
+    const parameters = { type: 'object', properties: { text: { type: 'string' } } };
+    const service = serveTools(stack.nats.nc, stack.prefix, 'words', [{ descriptor: { name: 'word_count', description: 'Counts words.', parameters }, run: async () => 1 }]);
+    await service.ready;
+    const { tools } = await eventually(async () => {
+      const answer = await ask<ToolsAnswer>(stack.nats.s.queryTools, 'default');
+      return answer.tools.some((t) => t.name === 'word_count') ? answer : undefined;
+    }, 10_000, 'the engine to learn the remote tool');
+    service.stop();
+    expect(tools).toEqual([
+      ...BUILTIN_TOOLS.map((t) => ({ ...t.spec, source: 'builtin', approval: false })),
+      { name: 'word_count', description: 'Counts words.', parameters, source: 'service', approval: false },
+    ]);
     const models = await ask<ModelsAnswer>(stack.nats.s.queryModels, 'default');
     expect(models).toEqual({
       providers: ['scripted', 'openai', 'anthropic'],
