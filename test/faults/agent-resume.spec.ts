@@ -70,6 +70,8 @@ describe('a turn with instructions, settings and a tool allow-list whose engine 
       seed: 3,
     });
     expect(first.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(['sleep', 'echo']);
+    // The key went to the endpoint, and nowhere else: no engine wrote it in its log.
+    expect(engines.flatMap((e) => e.lines).join('\n')).not.toContain('local-secret');
   });
 
   it('an invalid STEERLINE_MODELS stops the engine at start with one line naming the entry and the field', async () => {
