@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TOOL_NAME } from './limits';
 
 /**
  * Remote tools: any service offers tools to every engine of a deployment over
@@ -21,8 +22,6 @@ import { z } from 'zod';
  * with `describe`/`announce`; none of these overlap the event stream's subjects.
  */
 
-/** A tool name: a subject token and a valid OpenAI function name. */
-export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function toolSubjects(prefix: string) {
   const name = (n: string) => {

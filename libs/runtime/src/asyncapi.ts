@@ -27,6 +27,8 @@ import {
   ToolProgressSchema,
   TurnQuery,
   WithdrawSteerCommand,
+  ModelsQuery,
+  ToolsQuery,
 } from '@steerline/contracts';
 import { eventConsumerConfig } from './consumer-kit';
 import { streamConfig } from './nats';
@@ -103,6 +105,8 @@ function requestSpecs(): RequestSpec[] {
     { id: 'queryTurn', subject: p.queryTurn, summary: 'One turn’s read model.', request: TurnQuery, reply: r.queryTurn, queue: p.persistenceQueue },
     { id: 'querySteer', subject: p.querySteer, summary: 'One steer’s receipt.', request: SteerQuery, reply: r.querySteer, queue: p.persistenceQueue },
     { id: 'queryHealth', subject: p.queryHealth, summary: 'The projector’s checkpoint and lag.', request: z.object({}), reply: r.queryHealth, queue: p.persistenceQueue },
+    { id: 'queryTools', subject: p.queryTools, summary: 'The tools a tenant’s turns are offered now: name, description, JSON Schema, source, approval.', request: ToolsQuery, reply: r.queryTools, queue: p.engineQueue },
+    { id: 'queryModels', subject: p.queryModels, summary: 'The model providers and named endpoints configured (never a key).', request: ModelsQuery, reply: r.queryModels, queue: p.engineQueue },
   ];
 }
 
