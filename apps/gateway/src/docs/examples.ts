@@ -90,6 +90,7 @@ export const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
     text: dropped.text,
   },
   already_decided: { code: 'already_decided', message: 'tool call call_1_0 was already approved', toolCallId: 'call_1_0', decision: 'approved', by: 'user' },
+  already_exists: { code: 'already_exists', message: 'agent reviewer already exists: PUT /v1/agents/reviewer makes its next version', agent: 'reviewer' },
   turn_queue_full: { code: 'turn_queue_full', message: '10 turns already wait in this conversation', maxQueuedTurns: 10 },
   rate_limited: { code: 'rate_limited', message: 'too many requests: at most 100/s (burst 200) per API key', retryAfterSeconds: 1 },
   payload_too_large: { code: 'payload_too_large', message: `the request body is larger than ${BODY_MAX_BYTES} bytes` },
