@@ -13,6 +13,7 @@ import {
   WithdrawSteerCommand,
 } from './commands';
 import { ConversationsQuery } from './conversation-list';
+import { ModelsQuery, ToolsQuery } from './discovery';
 import { eventConsumerConfig } from './consumer-kit';
 import { EVENT_TYPES, isSteerEventType, type EventType } from './events';
 import { eventJsonSchema, readerJsonSchema, type JsonSchema } from './json-schema';
@@ -94,6 +95,8 @@ function requestSpecs(): RequestSpec[] {
     { id: 'queryTurn', subject: p.queryTurn, summary: 'One turn’s read model.', request: TurnQuery, reply: r.queryTurn, queue: p.persistenceQueue },
     { id: 'querySteer', subject: p.querySteer, summary: 'One steer’s receipt.', request: SteerQuery, reply: r.querySteer, queue: p.persistenceQueue },
     { id: 'queryHealth', subject: p.queryHealth, summary: 'The projector’s checkpoint and lag.', request: z.object({}), reply: r.queryHealth, queue: p.persistenceQueue },
+    { id: 'queryTools', subject: p.queryTools, summary: 'The tools a tenant’s turns are offered now: name, description, JSON Schema, source, approval.', request: ToolsQuery, reply: r.queryTools, queue: p.engineQueue },
+    { id: 'queryModels', subject: p.queryModels, summary: 'The model providers and named endpoints configured (never a key).', request: ModelsQuery, reply: r.queryModels, queue: p.engineQueue },
   ];
 }
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { APPROVAL_DECIDERS, APPROVAL_DECISIONS, BOUNDARIES, DROP_REASONS, ON_TURN_END } from './events';
 import { SteerlineError, type ErrorBody } from './errors';
-import { ApprovalPolicySchema, PROMPT_MAX, STEER_TEXT_MAX, STEER_TTL_MS, TurnLimitsSchema } from './limits';
+import { startTurnAgentFields } from './agent-fields';
+import { ApprovalPolicySchema, PROMPT_MAX, STEER_TEXT_MAX, STEER_TTL_MS, TurnLimitsSchema, checkToolChoice } from './limits';
 import { ModelSpecSchema } from './models';
 
 // Control characters other than tab, newline and carriage return are refused:
@@ -34,8 +35,11 @@ export const StartTurnCommand = z
     approvals: ApprovalPolicySchema.optional(),
     /** `queue`: while another turn runs, queue this one behind it instead of answering turn_already_running. */
     whenBusy: z.enum(['reject', 'queue']).optional(),
+    /** instructions, settings, tools, agent (docs/design.md §8.5). */
+    ...startTurnAgentFields,
   })
-  .strict();
+  .strict()
+  .superRefine(checkToolChoice);
 /** The answer to a start: running at once, or queued at `position`. */
 export const StartTurnAnswerSchema = z
   .object({ turnId: uuid, status: z.enum(['running', 'queued']).optional(), position: z.number().int().positive().optional() })

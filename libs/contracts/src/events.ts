@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { recordedAgentFields } from './agent-fields';
 import { ApprovalPolicySchema, TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema, UsageSchema } from './models';
 
@@ -40,7 +41,15 @@ const uuid = z.uuid();
 export const EventDataSchemas = {
   ConversationCreated: z.object({}).strict(),
   TurnStarted: z
-    .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string(), approvals: ApprovalPolicySchema.optional() })
+    .object({
+      prompt: z.string(),
+      model: ModelSpecSchema,
+      limits: TurnLimitsSchema,
+      engineId: z.string(),
+      approvals: ApprovalPolicySchema.optional(),
+      /** instructions, settings, tools and the agent version, as resolved (docs/design.md §8.5). */
+      ...recordedAgentFields,
+    })
     .strict(),
   /** A turn waits behind the conversation's running one (docs/design.md §8.3); `TurnStarted` or `TurnCancelled` follows. */
   TurnQueued: z
@@ -49,6 +58,7 @@ export const EventDataSchemas = {
       model: ModelSpecSchema,
       limits: TurnLimitsSchema,
       approvals: ApprovalPolicySchema.optional(),
+      ...recordedAgentFields,
       /** 1 = the next to start. */
       position: z.number().int().positive(),
       /** A follow-up made of `next_turn` steers: the turn they were moved from. */
@@ -134,8 +144,10 @@ export const EVENT_VERSION = 1;
  * Types written at a later version today. SteerDropped v2: the reasons of
  * docs/design.md §8.3 (`turn_ended`, `moved_to_next_turn`, `expired`) and `nextTurnId`.
  * TurnStarted v2: a model may be `{provider: "anthropic", name}` (docs/design.md §8.1).
+ * TurnStarted v3 and TurnQueued v2: the turn's agent — `settings` (always),
+ * `instructions`, `tools`, `agent` — and a model's `endpoint` (docs/design.md §8.5).
  */
-const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2, TurnStarted: 2 };
+const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2, TurnStarted: 3, TurnQueued: 2 };
 
 /** The version every new event of `type` is written at. */
 export function eventVersion(type: EventType): number {

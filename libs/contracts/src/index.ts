@@ -3,6 +3,8 @@ export * from './limits';
 export * from './errors';
 export * from './subjects';
 export * from './models';
+export * from './agent-fields';
+export * from './discovery';
 export * from './events';
 export * from './decode';
 export * from './commands';

@@ -67,3 +67,76 @@ export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
 export function needsApproval(policy: ApprovalPolicy | undefined, tool: string): boolean {
   return !!policy && (policy.tools.includes('*') || policy.tools.includes(tool));
 }
+
+/**
+ * A turn's agent fields (docs/design.md §8.5): its instructions (the system
+ * prompt), its model settings and the tools it may call. Written once here;
+ * the HTTP body, the NATS start command, TurnQueued/TurnStarted and an agent
+ * definition all use these schemas.
+ */
+export const AGENT_FIELDS = {
+  instructionsMax: 100_000,
+  temperature: { min: 0, max: 2 },
+  topP: { min: 0, max: 1 },
+  maxOutputTokens: { min: 1, max: 128_000 },
+  stopMax: 4,
+  stopLengthMax: 256,
+  toolsMax: 256,
+} as const;
+
+/** A tool name: a NATS subject token and a valid OpenAI/Anthropic function name. */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** A tool allow-list entry: a tool name, or a prefix ending in `*` (`mcp__files__*`; `*` alone: every tool). */
+export const TOOL_PATTERN = /^(?:[A-Za-z0-9_-]{1,64}\*?|\*)$/;
+/** A named model endpoint (STEERLINE_MODELS) or an agent's name. */
+export const ENDPOINT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export const AGENT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+export const InstructionsSchema = z.string().min(1).max(AGENT_FIELDS.instructionsMax);
+
+export const ToolChoiceSchema = z.union([
+  z.enum(['auto', 'required', 'none']),
+  /** This one tool, and no other, must be called. */
+  z.object({ name: z.string().regex(TOOL_NAME, 'a tool name (letters, digits, _ and -, at most 64)') }).strict(),
+]);
+export type ToolChoice = z.infer<typeof ToolChoiceSchema>;
+
+const range = (r: { min: number; max: number }) => z.number().min(r.min).max(r.max);
+export const ModelSettingsSchema = z
+  .object({
+    temperature: range(AGENT_FIELDS.temperature).optional(),
+    topP: range(AGENT_FIELDS.topP).optional(),
+    maxOutputTokens: range(AGENT_FIELDS.maxOutputTokens).int().optional(),
+    toolChoice: ToolChoiceSchema.optional(),
+    parallelToolCalls: z.boolean().optional(),
+    stop: z.array(z.string().min(1).max(AGENT_FIELDS.stopLengthMax)).max(AGENT_FIELDS.stopMax).optional(),
+    seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).optional(),
+  })
+  .strict();
+export type ModelSettings = z.infer<typeof ModelSettingsSchema>;
+
+/** Absent: every tool of the tenant. `[]`: none. */
+export const ToolAllowListSchema = z
+  .array(z.string().regex(TOOL_PATTERN, 'a tool name or a prefix ending in * (letters, digits, _ and -)'))
+  .max(AGENT_FIELDS.toolsMax);
+
+/** Whether `tools` (a turn's allow-list; undefined: everything) lets the turn call `name`. */
+export function toolAllowed(tools: readonly string[] | undefined, name: string): boolean {
+  if (!tools) return true;
+  return tools.some((p) => (p.endsWith('*') ? name.startsWith(p.slice(0, -1)) : p === name));
+}
+
+/**
+ * Refuses a tool choice the allow-list contradicts: a named tool the list
+ * does not allow, or `required` with no tool allowed at all. For a
+ * `superRefine` over an object holding both fields.
+ */
+export function checkToolChoice(fields: { settings?: ModelSettings; tools?: readonly string[] }, ctx: z.RefinementCtx): void {
+  const choice = fields.settings?.toolChoice;
+  if (typeof choice === 'object' && !toolAllowed(fields.tools, choice.name)) {
+    ctx.addIssue({ code: 'custom', path: ['settings', 'toolChoice', 'name'], message: `tool ${choice.name} is not allowed by this turn's tools` });
+  }
+  if (choice === 'required' && fields.tools?.length === 0) {
+    ctx.addIssue({ code: 'custom', path: ['settings', 'toolChoice'], message: '"required" needs at least one allowed tool' });
+  }
+}

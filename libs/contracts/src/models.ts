@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ENDPOINT_NAME } from './limits';
 
 const ToolRequestSchema = z.object({ name: z.string().min(1).max(128), args: z.record(z.string(), z.unknown()).default({}) }).strict();
 
@@ -16,8 +17,12 @@ export type ScriptStep = z.infer<typeof ScriptStepSchema>;
 export const ScriptedModelSchema = z
   .object({ provider: z.literal('scripted'), name: z.string().default('scripted'), script: z.array(ScriptStepSchema).max(1000).default([]) })
   .strict();
-export const OpenAIModelSchema = z.object({ provider: z.literal('openai'), name: z.string().min(1).max(200) }).strict();
-export const AnthropicModelSchema = z.object({ provider: z.literal('anthropic'), name: z.string().min(1).max(200) }).strict();
+/** Which configured endpoint of the provider serves the model (STEERLINE_MODELS); absent: `default`. */
+const endpoint = z.string().regex(ENDPOINT_NAME, 'an endpoint name (letters, digits, _ and -, at most 64)').optional();
+export const OpenAIModelSchema = z.object({ provider: z.literal('openai'), endpoint, name: z.string().min(1).max(200) }).strict();
+export const AnthropicModelSchema = z.object({ provider: z.literal('anthropic'), endpoint, name: z.string().min(1).max(200) }).strict();
+/** The endpoint a turn without `model.endpoint` runs on: the OPENAI_* / ANTHROPIC_* variables. */
+export const DEFAULT_ENDPOINT = 'default';
 
 export const ModelSpecSchema = z.discriminatedUnion('provider', [ScriptedModelSchema, OpenAIModelSchema, AnthropicModelSchema]);
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;

@@ -3,6 +3,7 @@ import { BOUNDARIES, DROP_REASONS } from './events';
 import { ERROR_CODES } from './errors';
 import { ApprovalAnswerSchema, ConversationCursorSchema, ReceiptSchema, StartTurnAnswerSchema, STEER_STATUSES, TURN_STATUSES, type Reply } from './commands';
 import { ConversationListPageSchema } from './conversation-list';
+import { ModelsAnswerSchema, ToolsAnswerSchema } from './discovery';
 import { TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema } from './models';
 import type { ChatMessage } from './transcript';
@@ -105,6 +106,8 @@ export const ReplyDataSchemas = {
   queryTurn: TurnViewSchema,
   querySteer: ReceiptSchema,
   queryHealth: HealthReplySchema,
+  queryTools: ToolsAnswerSchema,
+  queryModels: ModelsAnswerSchema,
 } as const;
 
 // Compile-time drift checks: each schema's type and the hand-written type must match both ways.

@@ -1,7 +1,7 @@
 import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { decodeJson, encodeJson } from './nats';
-import { ENVELOPE_ROOM_BYTES } from './limits';
+import { ENVELOPE_ROOM_BYTES, TOOL_NAME } from './limits';
 import { boundOutput } from './output-bound';
 import { maxPayload, publishSafely } from './safe-send';
 
@@ -26,8 +26,6 @@ import { maxPayload, publishSafely } from './safe-send';
  * with `describe`/`announce`; none of these overlap the event stream's subjects.
  */
 
-/** A tool name: a subject token and a valid OpenAI function name. */
-export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function toolSubjects(prefix: string) {
   const name = (n: string) => {

@@ -68,4 +68,13 @@ describe('upcasters', () => {
     const v1 = JSON.parse(loadFixtures().find((f) => f.file === 'SteerDropped.v1.json')!.json);
     expect(decodeEvent(JSON.stringify(v1))).toMatchObject({ ok: true, upcastFrom: 1, event: { ...v1, version: 2 } });
   });
+
+  it('a TurnStarted v2 and a TurnQueued v1 read as the current version unchanged: no instructions, default settings, every tool', () => {
+    for (const file of ['TurnStarted.v2.json', 'TurnQueued.v1.json']) {
+      const older = JSON.parse(loadFixtures().find((f) => f.file === file)!.json);
+      const decoded = decodeEvent(JSON.stringify(older));
+      expect(decoded).toMatchObject({ ok: true, upcastFrom: older.version, event: { ...older, version: CURRENT_VERSIONS[older.type as 'TurnStarted' | 'TurnQueued'] } });
+      expect(decoded.ok && decoded.event.data).not.toHaveProperty('settings');
+    }
+  });
 });

@@ -87,5 +87,10 @@ function stepKey(type: string, fromVersion: number): string {
 export const upcasters = new UpcasterRegistry()
   // v2 only added a model provider (`anthropic`): every v1 event is a valid v2 one.
   .register('TurnStarted', 1, (event) => event)
+  // v3 (TurnQueued v2) added the turn's agent fields and a model's endpoint, all optional, each absent
+  // meaning what an older turn had: no instructions, the provider's defaults, every tool, the default
+  // endpoint. So every older event is a valid newer one.
+  .register('TurnStarted', 2, (event) => event)
+  .register('TurnQueued', 1, (event) => event)
   // v2 only added drop reasons and an optional `nextTurnId`: every v1 event is a valid v2 one.
   .register('SteerDropped', 1, (event) => event);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApprovalPolicySchema, LIMITS, ModelSpecSchema, PROMPT_MAX } from '@steerline/contracts';
+import { ApprovalPolicySchema, LIMITS, ModelSpecSchema, PROMPT_MAX, checkToolChoice, startTurnAgentFields } from '@steerline/contracts';
 
 // Unlike the contract's TurnLimitsSchema this fills in no defaults: the limits
 // a client leaves out stay out, and the engine applies its own defaults.
@@ -7,8 +7,17 @@ const limit = (name: keyof typeof LIMITS) => z.number().int().min(LIMITS[name].m
 const TurnLimitsBody = z.object({ maxQueued: limit('maxQueued'), maxContinuations: limit('maxContinuations'), maxSteps: limit('maxSteps') }).strict();
 
 export const StartTurnBody = z
-  .object({ prompt: z.string().min(1).max(PROMPT_MAX), model: ModelSpecSchema.optional(), limits: TurnLimitsBody.optional(), approvals: ApprovalPolicySchema.optional(), whenBusy: z.enum(['reject', 'queue']).optional() })
-  .strict();
+  .object({
+    prompt: z.string().min(1).max(PROMPT_MAX),
+    model: ModelSpecSchema.optional(),
+    limits: TurnLimitsBody.optional(),
+    approvals: ApprovalPolicySchema.optional(),
+    whenBusy: z.enum(['reject', 'queue']).optional(),
+    // The NATS start command's own schemas (instructions, settings, tools, agent) and its tool-choice check.
+    ...startTurnAgentFields,
+  })
+  .strict()
+  .superRefine(checkToolChoice);
 export type StartTurnBody = z.infer<typeof StartTurnBody>;
 
 export const CancelTurnBody = z.object({ reason: z.string().max(500).optional() }).strict();
