@@ -76,7 +76,7 @@ export class EngineService implements OnApplicationShutdown {
       live: new LivePublisher(nc, s),
     });
     subscribeTurn = turnSubjects(nc, s, this.turns, onError);
-    this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
+    this.subscriptions = serveEngineCommands(nc, s, log, this.turns, this.config.streamReplicas);
     const turns = this.turns;
     this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => turns.holds(turnId) });
     this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));

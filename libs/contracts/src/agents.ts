@@ -99,6 +99,23 @@ export async function agentOfTurn(ref: string | undefined, read: (name: string, 
   return agent;
 }
 
+/**
+ * A start command with its agent resolved into its fields and pinned to the
+ * version read (`reviewer` → `reviewer@3`), so that resolving it again (the
+ * gateway resolves, then the engine) gives the same fields. A command without
+ * an agent comes back as it is. The gateway does this before it sends a start;
+ * the engine does it for a start sent straight over NATS.
+ */
+export async function resolveStartCommand<C extends TurnOwnFields & { tenantId: string; agent?: string }>(
+  command: C,
+  read: (tenantId: string, name: string, version?: number) => Promise<Agent | undefined>,
+): Promise<C> {
+  if (command.agent === undefined) return command;
+  const agent = (await agentOfTurn(command.agent, (name, version) => read(command.tenantId, name, version)))!;
+  const { agent: _version, ...fields } = resolveAgent(agent, command);
+  return { ...command, ...fields, agent: `${agent.name}@${agent.version}` };
+}
+
 export function agentNotFound(name: string, version?: number): SteerlineError {
   return new SteerlineError('not_found', version === undefined ? `agent ${name} not found` : `agent ${name} has no version ${version}`, { agent: name, ...(version !== undefined && { version }) });
 }

@@ -5,6 +5,8 @@ export * from './subjects';
 export * from './models';
 export * from './agent-fields';
 export * from './discovery';
+export * from './agents';
+export * from './agent-store';
 export * from './events';
 export * from './decode';
 export * from './commands';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { AgentStore, agentOfTurn, resolveAgent, type Agent, type NextAgentVersionBody, type StartTurnCommand, type Subjects } from '@steerline/contracts';
+import { AgentStore, resolveStartCommand, type Agent, type NextAgentVersionBody, type StartTurnCommand, type Subjects } from '@steerline/contracts';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config';
 import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
 
@@ -35,20 +35,13 @@ export class AgentsService {
     return (await this.agents()).list(tenantId);
   }
 
-  /**
-   * The start command with the turn's agent resolved into its fields, the
-   * agent pinned to the version read (`reviewer` → `reviewer@3`), so the engine
-   * resolves it to the same fields. A turn without an agent is sent as it came.
-   */
-  async resolve(command: StartTurnCommand): Promise<StartTurnCommand> {
-    if (command.agent === undefined) return command;
-    const agent = await agentOfTurn(command.agent, (name, version) => this.read(command.tenantId, name, version));
-    const { agent: _version, ...fields } = resolveAgent(agent, command);
-    return { ...command, ...fields, agent: `${agent!.name}@${agent!.version}` };
+  /** The start command with its agent resolved and pinned (`resolveStartCommand`); unknown agent or version: `not_found`. */
+  resolve(command: StartTurnCommand): Promise<StartTurnCommand> {
+    return resolveStartCommand(command, (tenantId, name, version) => this.read(tenantId, name, version));
   }
 
   private agents(): Promise<AgentStore> {
-    this.store ??= AgentStore.open(this.nc, this.s, this.config.streamReplicas ?? 1).catch((err: unknown) => {
+    this.store ??= AgentStore.open(this.nc, this.s, this.config.streamReplicas).catch((err: unknown) => {
       this.store = undefined;
       throw err;
     });

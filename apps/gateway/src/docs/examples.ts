@@ -10,6 +10,7 @@ import toolCallFinished from '../../../../libs/contracts/src/fixtures/ToolCallFi
 import turnCancelled from '../../../../libs/contracts/src/fixtures/TurnCancelled.v1.json';
 import turnCompleted from '../../../../libs/contracts/src/fixtures/TurnCompleted.v1.json';
 import turnStarted from '../../../../libs/contracts/src/fixtures/TurnStarted.v1.json';
+import { AGENT_EXAMPLES } from './agent-examples';
 
 /**
  * An example of each request body and each answer in the OpenAPI document,
@@ -119,7 +120,7 @@ export const EXAMPLES: Record<string, OperationExamples> = {
   withdrawSteer: { responses: { 200: dropped } },
   editSteer: { request: { text: 'Keep the public API unchanged, and say so' }, responses: { 200: { ...queued, text: 'Keep the public API unchanged, and say so' } } },
   decideToolApproval: { request: { decision: 'approve', reason: 'fine' }, responses: { 200: { toolCallId: 'call_1_0', decision: 'approved', reason: 'fine', by: 'user' } } },
-  startTurn: { request: { prompt: turnStarted.data.prompt, model: turnStarted.data.model, limits: turnStarted.data.limits }, responses: { 202: { turnId, status: 'running' } } },
+  startTurn: { request: { prompt: turnStarted.data.prompt, agent: 'reviewer@3', settings: { temperature: 0.2 }, limits: turnStarted.data.limits }, responses: { 202: { turnId, status: 'running' } } },
   getTurn: { responses: { 200: turnView } },
   cancelTurn: { request: { reason: turnCancelled.data.reason }, responses: { 202: { accepted: true } } },
   createConversation: { request: {}, responses: { 201: { id: conversationId } } },
@@ -146,4 +147,5 @@ export const EXAMPLES: Record<string, OperationExamples> = {
   getReference: { responses: { 200: '<!doctype html><html lang="en"><head><title>Steerline API</title></head>…</html>' } },
   getOpenApiDocument: { responses: { 200: { openapi: '3.1.0', info: { title: 'Steerline', version: '1' }, paths: {} } } },
   getReferenceAsset: { responses: { 200: '/* swagger-ui.css */' } },
+  ...AGENT_EXAMPLES,
 };
