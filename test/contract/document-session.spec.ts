@@ -85,6 +85,29 @@ describe('a session through Prism’s validation proxy against the gateway’s o
     expect((await send('GET', `/v1/conversations/${conversationId}/events`, { headers: { 'Last-Event-ID': 'soon' } })).status).toBe(400);
     expect((await send('POST', `/v1/turns/${turnId}/cancel`, { body: {} })).status).toBe(409);
 
+    // Agents: versions, a turn that runs one, and their refusals.
+    const agent = { name: 'reviewer', instructions: 'Review carefully.', model: { provider: 'scripted', script: [{ text: 'reviewed' }] }, settings: { temperature: 0.2 }, tools: ['echo'] };
+    expect((await send('POST', '/v1/agents', { body: agent })).status).toBe(201);
+    expect((await send('POST', '/v1/agents', { body: agent })).status).toBe(409);
+    expect((await send('POST', '/v1/agents', { body: { ...agent, name: 'hot', settings: { temperature: 3 } } })).status).toBe(400);
+    const { name: _, ...definition } = agent;
+    expect((await send('PUT', '/v1/agents/reviewer', { body: { ...definition, instructions: 'Be brief.' } })).status).toBe(200);
+    expect((await send('PUT', '/v1/agents/nobody', { body: definition })).status).toBe(404);
+    expect((await send('GET', '/v1/agents')).status).toBe(200);
+    expect((await send('GET', '/v1/agents/reviewer')).status).toBe(200);
+    expect((await send('GET', '/v1/agents/reviewer/versions/1')).status).toBe(200);
+    expect((await send('GET', '/v1/agents/reviewer/versions/9')).status).toBe(404);
+    expect((await send('GET', '/v1/agents/reviewer', { headers: { Authorization: OTHER_TENANT } })).status).toBe(404);
+    const cid = JSON.parse((await send('POST', '/v1/conversations', { body: {} })).text).id as string;
+    const run = await send('POST', `/v1/conversations/${cid}/turns`, { body: { prompt: 'Review the parser change', agent: 'reviewer@1', settings: { seed: 7 } } });
+    expect(run.status).toBe(202);
+    await stack.turnEnded(JSON.parse(run.text).turnId);
+    expect((await send('POST', `/v1/conversations/${cid}/turns`, { body: { prompt: 'x', agent: 'ghost' } })).status).toBe(404);
+
+    // Discovery, answered by the engine.
+    expect((await send('GET', '/v1/tools')).status).toBe(200);
+    expect((await send('GET', '/v1/models')).status).toBe(200);
+
     // Operations and docs.
     for (const path of ['/healthz', '/readyz', '/metrics', '/docs', '/docs?plain', '/docs/openapi.json', '/docs/assets/swagger-ui.css']) {
       const r = await send('GET', path);
