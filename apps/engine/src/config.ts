@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, METRICS_PORTS, metricsEnv, metricsListen, uuidv7, type MetricsListen } from '@steerline/contracts';
 import type { AnthropicConfig } from './models/anthropic/anthropic.model';
 import type { OpenAIConfig } from './models/openai/openai.model';
+import { loadModelEndpoints, MAX_TOKENS_PARAMS, type NamedEndpoint } from './models/model.endpoints';
 import type { RemoteToolOptions } from './tools/remote/remote-tool.directory';
 import { loadMcpConfig, type McpServerConfig } from './tools/mcp/mcp.config';
 import type { McpToolOptions } from './tools/mcp/mcp-tool.source';
@@ -27,6 +28,8 @@ const EngineEnv = z.object({
   OPENAI_API_KEY: optional(z.string()),
   OPENAI_TIMEOUT_MS: millis(100, 120_000),
   OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  /** Where a turn's maxOutputTokens goes on the default openai endpoint. */
+  OPENAI_MAX_TOKENS_PARAM: optional(z.enum(MAX_TOKENS_PARAMS)),
   /** The `anthropic` provider: enabled when either is set, like openai's. */
   ANTHROPIC_BASE_URL: optional(z.url({ protocol: /^https?$/ })),
   ANTHROPIC_API_KEY: optional(z.string()),
@@ -37,6 +40,8 @@ const EngineEnv = z.object({
   STEERLINE_TOOL_TIMEOUT_MS: millis(100, 60_000),
   /** How often the engine asks tool services to describe themselves (services also announce themselves at start). */
   STEERLINE_TOOL_DISCOVERY_MS: millis(1000, 30_000),
+  /** A JSON file of named model endpoints (models/model.endpoints.ts); a turn picks one by `model.endpoint`. */
+  STEERLINE_MODELS: optional(z.string()),
   /** A JSON file in the common `mcpServers` shape: the MCP servers whose tools turns are offered. */
   STEERLINE_MCP_CONFIG: optional(z.string()),
   /** Bound on one tool output or model answer, in UTF-8 bytes; more is cut with a visible marker. */
@@ -56,6 +61,8 @@ export interface EngineConfig {
   openai?: OpenAIConfig;
   /** Absent: the `anthropic` provider is not offered. */
   anthropic?: AnthropicConfig;
+  /** The named endpoints of STEERLINE_MODELS; absent: only the `default` ones above. */
+  endpoints?: NamedEndpoint[];
   /** Absent: the defaults. */
   remoteTools?: RemoteToolOptions;
   /** MCP servers (STEERLINE_MCP_CONFIG); absent: none. */
@@ -75,8 +82,10 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
   }
   const e = parsed.data;
   let mcpServers: McpServerConfig[] | undefined;
+  let endpoints: NamedEndpoint[] | undefined;
   try {
     mcpServers = e.STEERLINE_MCP_CONFIG === undefined ? undefined : loadMcpConfig(e.STEERLINE_MCP_CONFIG);
+    endpoints = e.STEERLINE_MODELS === undefined ? undefined : loadModelEndpoints(e.STEERLINE_MODELS, env);
   } catch (err) {
     throw new Error(`invalid engine configuration: ${(err as Error).message}`);
   }
@@ -89,7 +98,15 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     leaseMs: e.STEERLINE_ENGINE_LEASE_MS,
     resumeLimit: e.STEERLINE_RESUME_LIMIT,
     ...(e.OPENAI_BASE_URL !== undefined || e.OPENAI_API_KEY !== undefined
-      ? { openai: { baseUrl: e.OPENAI_BASE_URL, apiKey: e.OPENAI_API_KEY, timeoutMs: e.OPENAI_TIMEOUT_MS, maxRetries: e.OPENAI_MAX_RETRIES } }
+      ? {
+          openai: {
+            baseUrl: e.OPENAI_BASE_URL,
+            apiKey: e.OPENAI_API_KEY,
+            timeoutMs: e.OPENAI_TIMEOUT_MS,
+            maxRetries: e.OPENAI_MAX_RETRIES,
+            ...(e.OPENAI_MAX_TOKENS_PARAM && { maxTokensParam: e.OPENAI_MAX_TOKENS_PARAM }),
+          },
+        }
       : {}),
     ...(e.ANTHROPIC_BASE_URL !== undefined || e.ANTHROPIC_API_KEY !== undefined
       ? {
@@ -102,6 +119,7 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
           },
         }
       : {}),
+    ...(endpoints && { endpoints }),
     remoteTools: { callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS, discoveryIntervalMs: e.STEERLINE_TOOL_DISCOVERY_MS },
     ...(mcpServers ? { mcp: { servers: mcpServers, callTimeoutMs: e.STEERLINE_TOOL_TIMEOUT_MS } } : {}),
     maxOutputBytes: e.STEERLINE_MAX_OUTPUT_BYTES,

@@ -5,6 +5,7 @@ import { connectNats, ENVELOPE_ROOM_BYTES, ensureStream, MAX_OUTPUT_BYTES_DEFAUL
 import { LivePublisher } from './live/live.publisher';
 import { onError, serveEngineCommands, subscribeQueuedTurn } from './commands/engine.commands';
 import { turnSubjects } from './commands/turn.subjects';
+import { serveDiscovery } from './commands/discovery.commands';
 import type { EngineConfig } from './config';
 import { EventLog } from './log/event-log';
 import { configuredModels, type ModelRegistry } from './models/model.registry';
@@ -76,7 +77,7 @@ export class EngineService implements OnApplicationShutdown {
       live: new LivePublisher(nc, s),
     });
     subscribeTurn = turnSubjects(nc, s, this.turns, onError);
-    this.subscriptions = serveEngineCommands(nc, s, log, this.turns, this.config.streamReplicas);
+    this.subscriptions = [...serveEngineCommands(nc, s, log, this.turns, this.config.streamReplicas), ...serveDiscovery(nc, s, tools, this.models)];
     const turns = this.turns;
     this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => turns.holds(turnId) });
     this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));

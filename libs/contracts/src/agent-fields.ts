@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SteerlineError } from './errors';
 import { AGENT_NAME, InstructionsSchema, ModelSettingsSchema, ToolAllowListSchema, type ModelSettings } from './limits';
 
 /**
@@ -61,4 +62,25 @@ export function agentFieldsOf(source: { instructions?: string; settings?: ModelS
     ...(source.tools !== undefined && { tools: source.tools }),
     ...(source.agent !== undefined && { agent: source.agent }),
   };
+}
+
+/** What an event records of a turn's agent fields: each one it has (`settings` only when it sets something). */
+export function recordedFieldsOf(fields: AgentFields | undefined): Partial<AgentFields> {
+  if (!fields) return {};
+  const { settings, ...rest } = fields;
+  return { ...rest, ...(Object.keys(settings).length > 0 && { settings }) };
+}
+
+/**
+ * A start command's agent fields as a turn runs with them. Its `agent` must
+ * name a version (`reviewer@3`): the gateway resolves a bare name to the
+ * latest version and merges the agent's own fields under the turn's before
+ * the command reaches an engine, which has no agent store.
+ */
+export function agentFieldsOfStart(command: { instructions?: string; settings?: ModelSettings; tools?: string[]; agent?: string }): AgentFields {
+  const ref = command.agent === undefined ? undefined : parseAgentRef(command.agent);
+  if (ref && ref.version === undefined) {
+    throw new SteerlineError('invalid_request', `agent: ${command.agent} names no version; an engine runs an agent as name@version (the gateway resolves the latest)`);
+  }
+  return agentFieldsOf({ ...command, agent: ref as AgentVersion | undefined });
 }

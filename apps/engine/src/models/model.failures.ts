@@ -74,6 +74,8 @@ export interface EndpointConfig {
   baseUrl?: string;
   /** Unset: no key is sent. */
   apiKey?: string;
+  /** Sent with every request (STEERLINE_MODELS `headers`); never logged. */
+  headers?: Record<string, string>;
   /** One attempt's limit. */
   timeoutMs: number;
   /** Further attempts after a transient failure. */

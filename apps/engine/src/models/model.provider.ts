@@ -1,4 +1,4 @@
-import type { ChatMessage, ModelSpec, ToolCall, Usage } from '@steerline/contracts';
+import type { ChatMessage, ModelSettings, ModelSpec, ToolCall, Usage } from '@steerline/contracts';
 
 export interface ToolSpec {
   name: string;
@@ -11,7 +11,12 @@ export interface ModelRequest {
   step: number;
   model: ModelSpec;
   messages: readonly ChatMessage[];
+  /** The tools the turn allows (its `tools` allow-list applied), and no other. */
   tools: readonly ToolSpec[];
+  /** The turn's system prompt; absent: none is sent. */
+  instructions?: string;
+  /** The turn's model settings; each one absent (or all) is left to the endpoint's default. */
+  settings?: ModelSettings;
   /**
    * Text as it is produced (docs/design.md §8.1), for live output only: joined, the
    * deltas of an answer are its text. A provider that retries a broken stream

@@ -1,39 +1,109 @@
-import type { ModelSpec } from '@steerline/contracts';
+import { DEFAULT_ENDPOINT, SteerlineError, type ModelEndpointListing, type ModelSpec, type ModelsAnswer } from '@steerline/contracts';
 import type { ModelProvider } from './model.provider';
 import { ScriptedModel } from './scripted.model';
-import { AnthropicModel, type AnthropicConfig } from './anthropic/anthropic.model';
-import { OpenAIModel, type OpenAIConfig } from './openai/openai.model';
+import { ANTHROPIC_DEFAULT_BASE_URL, AnthropicModel, type AnthropicConfig } from './anthropic/anthropic.model';
+import { OPENAI_DEFAULT_BASE_URL, OpenAIModel, type OpenAIConfig } from './openai/openai.model';
+import type { NamedEndpoint } from './model.endpoints';
 
-/** Chooses the provider a turn names. New providers register here. */
+type Provider = ModelSpec['provider'];
+
+/** One configured endpoint: what serves it, and what may be said about it (never a key or a header). */
+interface Endpoint {
+  provider: ModelProvider;
+  baseURL?: string;
+  tenants?: readonly string[];
+}
+
+/** Chooses the provider and endpoint a turn names. New providers register here. */
 export class ModelRegistry {
-  // Keyed by name, not by the contract's provider list: a provider can be
-  // configured before the contract lets a turn name it (see anthropic).
-  private readonly providers = new Map<string, ModelProvider>([['scripted', new ScriptedModel()]]);
+  // Keyed by provider name and endpoint (`openai/local`), not by the contract's provider list.
+  private readonly endpoints = new Map<string, Endpoint & { name: string; kind: string }>();
 
-  register(name: string, provider: ModelProvider): void {
-    this.providers.set(name, provider);
+  constructor() {
+    this.register('scripted', new ScriptedModel());
   }
 
-  has(name: ModelSpec['provider']): boolean {
-    return this.providers.has(name);
+  /** Registers (or, as tests do to record requests, replaces) the provider of one endpoint. */
+  register(name: string, provider: ModelProvider, endpoint: string = DEFAULT_ENDPOINT, info: Omit<Endpoint, 'provider'> = this.endpoints.get(key(name, endpoint)) ?? {}): void {
+    this.endpoints.set(key(name, endpoint), { ...info, provider, name: endpoint, kind: name });
   }
 
-  get(name: ModelSpec['provider']): ModelProvider {
-    const provider = this.providers.get(name);
-    if (!provider) throw new Error(`no model provider ${name} is configured`);
-    return provider;
+  has(name: Provider, endpoint: string = DEFAULT_ENDPOINT): boolean {
+    return this.endpoints.has(key(name, endpoint));
   }
+
+  get(name: Provider, endpoint: string = DEFAULT_ENDPOINT): ModelProvider {
+    const found = this.endpoints.get(key(name, endpoint));
+    if (!found) throw new Error(`no model provider ${name} is configured${endpoint === DEFAULT_ENDPOINT ? '' : ` at endpoint ${endpoint}`}`);
+    return found.provider;
+  }
+
+  /** What serves `spec`; undefined when this engine has no such endpoint (a turn adopted from an engine configured otherwise). */
+  providerFor(spec: ModelSpec): ModelProvider | undefined {
+    return this.endpoints.get(key(spec.provider, endpointOf(spec)))?.provider;
+  }
+
+  /**
+   * Refuses a model a turn of `tenantId` may not run: an unconfigured provider,
+   * or an endpoint that is unknown or not offered to the tenant (the same
+   * answer, so a tenant cannot learn another's endpoints).
+   */
+  check(spec: ModelSpec, tenantId: string): void {
+    const endpoint = endpointOf(spec);
+    const found = this.endpoints.get(key(spec.provider, endpoint));
+    if (found && offered(found, tenantId)) return;
+    if (endpoint === DEFAULT_ENDPOINT) throw new SteerlineError('invalid_request', `model.provider: ${spec.provider} is not configured on this server`);
+    throw new SteerlineError('invalid_request', `model.endpoint: no ${spec.provider} endpoint named ${endpoint} is configured`);
+  }
+
+  /** The providers and endpoints a tenant's turns may name (`GET /v1/models`): names, providers and base URLs only. */
+  listing(tenantId: string): ModelsAnswer {
+    const endpoints: ModelEndpointListing[] = [...this.endpoints.values()]
+      .filter((e) => offered(e, tenantId))
+      .map((e) => ({ name: e.name, provider: e.kind as Provider, ...(e.baseURL && { baseURL: e.baseURL }) }));
+    return { providers: [...new Set(endpoints.map((e) => e.provider))], endpoints };
+  }
+}
+
+function key(provider: string, endpoint: string): string {
+  return `${provider}/${endpoint}`;
+}
+
+function endpointOf(spec: ModelSpec): string {
+  return ('endpoint' in spec && spec.endpoint) || DEFAULT_ENDPOINT;
+}
+
+function offered(endpoint: Endpoint, tenantId: string): boolean {
+  return !endpoint.tenants || endpoint.tenants.includes(tenantId);
+}
+
+/** A base URL as it may be shown: without credentials or a query (some gateways take a key there). */
+function shown(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  const u = new URL(url);
+  u.username = '';
+  u.password = '';
+  u.search = '';
+  return u.toString();
 }
 
 /**
- * The providers this server's configuration enables: `scripted` always, `openai`
- * only when OPENAI_BASE_URL or OPENAI_API_KEY is set, `anthropic` when
- * ANTHROPIC_BASE_URL or ANTHROPIC_API_KEY is — a turn that names an
- * unconfigured provider is refused `invalid_request` at start.
+ * The providers this server's configuration enables: `scripted` always; the
+ * `default` endpoints of `openai` (when OPENAI_BASE_URL or OPENAI_API_KEY is
+ * set) and `anthropic` (ANTHROPIC_BASE_URL or ANTHROPIC_API_KEY); and every
+ * endpoint of STEERLINE_MODELS. A turn that names an unconfigured provider or
+ * endpoint is refused `invalid_request` at start.
  */
-export function configuredModels(config: { openai?: OpenAIConfig; anthropic?: AnthropicConfig }): ModelRegistry {
+export function configuredModels(config: { openai?: OpenAIConfig; anthropic?: AnthropicConfig; endpoints?: NamedEndpoint[] }): ModelRegistry {
   const models = new ModelRegistry();
-  if (config.openai) models.register('openai', new OpenAIModel(config.openai));
-  if (config.anthropic) models.register('anthropic', new AnthropicModel(config.anthropic));
+  if (config.openai) models.register('openai', new OpenAIModel(config.openai), DEFAULT_ENDPOINT, { baseURL: shown(config.openai.baseUrl ?? OPENAI_DEFAULT_BASE_URL) });
+  if (config.anthropic) models.register('anthropic', new AnthropicModel(config.anthropic), DEFAULT_ENDPOINT, { baseURL: shown(config.anthropic.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL) });
+  for (const e of config.endpoints ?? []) {
+    const provider = e.provider === 'openai' ? new OpenAIModel(e.config) : new AnthropicModel({ ...e.config, maxTokens: e.config.maxTokens ?? ANTHROPIC_MAX_TOKENS_DEFAULT });
+    models.register(e.provider, provider, e.name, { baseURL: shown(e.config.baseUrl), ...(e.tenants && { tenants: e.tenants }) });
+  }
   return models;
 }
+
+/** `max_tokens` of an anthropic request whose turn sets no maxOutputTokens (the API requires one); ANTHROPIC_MAX_TOKENS for `default`. */
+export const ANTHROPIC_MAX_TOKENS_DEFAULT = 4096;

@@ -1,15 +1,35 @@
-import type { ChatMessage, ScriptStep } from '@steerline/contracts';
+import type { ChatMessage, ModelSettings, ScriptStep } from '@steerline/contracts';
 import { abortableDelay } from './abortable-delay';
 import { ModelError, type ModelAnswer, type ModelProvider, type ModelRequest } from './model.provider';
+
+/** What the scripted model was given besides the conversation: a turn's agent fields. */
+export interface ScriptedRequestRecord {
+  step: number;
+  instructions?: string;
+  settings: ModelSettings;
+  /** The names of the tools it was offered. */
+  tools: string[];
+}
+
+/** Requests the scripted model keeps on record: enough for a demo or a test to look at, bounded for a long-running engine. */
+const RECORDED_REQUESTS = 100;
 
 /**
  * The deterministic model of docs/design.md §6.1: answer n is script step n; past the end
  * it answers "done". Steers delivered since its previous answer are echoed as
  * `Acknowledged:` lines so anyone can see what the model got.
+ *
+ * It records each request's instructions, settings and offered tools (`recorded`),
+ * and follows its script even where a step calls a tool the turn does not
+ * allow, as a real model may call a tool it was not offered: the engine
+ * answers that call `unknown_tool`, never runs it.
  */
 export class ScriptedModel implements ModelProvider {
+  readonly recorded: ScriptedRequestRecord[] = [];
+
   async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelAnswer> {
     if (request.model.provider !== 'scripted') throw new ModelError('model_failed', 'the scripted model got another provider’s request');
+    this.record(request);
     const step: ScriptStep = request.model.script[request.step - 1] ?? { text: 'done' };
     if ('error' in step) {
       if (step.delayMs) await abortableDelay(step.delayMs, signal);
@@ -23,6 +43,12 @@ export class ScriptedModel implements ModelProvider {
       text,
       toolCalls: calls.map((c, i) => ({ id: `call_${request.step}_${i}`, name: c.name, args: c.args })),
     };
+  }
+
+  private record(request: ModelRequest): void {
+    const { step, instructions, settings = {}, tools } = request;
+    this.recorded.push({ step, ...(instructions !== undefined && { instructions }), settings, tools: tools.map((t) => t.name) });
+    if (this.recorded.length > RECORDED_REQUESTS) this.recorded.shift();
   }
 }
 

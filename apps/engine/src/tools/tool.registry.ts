@@ -1,3 +1,4 @@
+import { toolAllowed, type ToolListing } from '@steerline/contracts';
 import type { ToolSpec } from '../models/model.provider';
 import { SleepClock } from './sleep.clock';
 
@@ -24,6 +25,8 @@ export interface Tool {
   spec: ToolSpec;
   /** Safe to run again with the same arguments: a call cut off by a lost engine runs again on the engine that resumes the turn (built-in sleep and echo, a remote tool that says `idempotent: true`, an MCP tool's `idempotentHint`). */
   idempotent?: boolean;
+  /** Where it comes from, for `GET /v1/tools`: `service` (remote), `mcp:<server>`; absent: `builtin`. */
+  source?: string;
   run(args: Record<string, unknown>, signal: AbortSignal, call?: ToolCallContext): Promise<unknown>;
 }
 
@@ -108,16 +111,29 @@ export class ToolRegistry {
     this.sources = Array.isArray(sources) ? sources : [sources];
   }
 
-  /** What a turn of `tenantId` is offered now. */
-  specs(tenantId?: string): ToolSpec[] {
+  /** What a turn of `tenantId` is offered now: every tool, or those its allow-list (`allow`) lets it call. */
+  specs(tenantId?: string, allow?: readonly string[]): ToolSpec[] {
+    return this.offered(tenantId)
+      .filter((t) => toolAllowed(allow, t.spec.name))
+      .map((t) => t.spec);
+  }
+
+  /** The tenant's tools as `GET /v1/tools` lists them. No tool asks for approval unless a turn's `approvals` names it. */
+  listings(tenantId: string): ToolListing[] {
+    return this.offered(tenantId).map((t) => ({ ...t.spec, source: t.source ?? 'builtin', approval: false }));
+  }
+
+  private offered(tenantId?: string): Tool[] {
     const offered = new Map(this.tools);
     for (const source of this.sources) {
       for (const tool of source.list(tenantId)) if (!offered.has(tool.spec.name)) offered.set(tool.spec.name, tool);
     }
-    return [...offered.values()].map((t) => t.spec);
+    return [...offered.values()];
   }
 
-  get(name: string, tenantId?: string): Tool | undefined {
+  /** The tool a call names; undefined for an unknown one or one outside the turn's allow-list (`allow`). */
+  get(name: string, tenantId?: string, allow?: readonly string[]): Tool | undefined {
+    if (!toolAllowed(allow, name)) return undefined;
     const builtin = this.tools.get(name);
     if (builtin) return builtin;
     for (const source of this.sources) {

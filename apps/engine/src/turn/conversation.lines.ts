@@ -1,5 +1,5 @@
 import type { Subscription } from '@nats-io/transport-node';
-import { DEFAULT_LIMITS, DEFAULT_MODEL, MAX_QUEUED_TURNS, SteerlineError, uuidv7, type StartTurnAnswer, type StartTurnCommand } from '@steerline/contracts';
+import { DEFAULT_LIMITS, DEFAULT_MODEL, MAX_QUEUED_TURNS, SteerlineError, agentFieldsOfStart, uuidv7, type StartTurnAnswer, type StartTurnCommand } from '@steerline/contracts';
 import { ConversationWriter } from '../log/conversation-writer';
 import type { EventLog } from '../log/event-log';
 import { execute } from './turn.decider';
@@ -27,6 +27,7 @@ export interface TurnSpec {
   model: NonNullable<TurnState['model']>;
   limits: NonNullable<TurnState['limits']>;
   approvals?: TurnState['approvalPolicy'];
+  agentFields?: TurnState['agentFields'];
 }
 
 export interface LinesDeps {
@@ -39,7 +40,7 @@ export interface LinesDeps {
 
 /** What a queued turn was queued with, to start it. */
 export function queuedSpec(queued: TurnState): TurnSpec {
-  return { prompt: queued.queuedPrompt!, model: queued.model!, limits: queued.limits!, approvals: queued.approvalPolicy };
+  return { prompt: queued.queuedPrompt!, model: queued.model!, limits: queued.limits!, approvals: queued.approvalPolicy, agentFields: queued.agentFields };
 }
 
 const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
@@ -78,14 +79,15 @@ export class ConversationLines {
       model: command.model ?? DEFAULT_MODEL,
       limits: { ...DEFAULT_LIMITS, ...command.limits },
       approvals,
+      agentFields: agentFieldsOfStart(command),
     });
     return { turnId, status: 'queued', position: queued };
   }
 
-  /** Queues an ended turn's follow-up (its `next_turn` steers) with the ended turn's model, limits and approvals. */
+  /** Queues an ended turn's follow-up (its `next_turn` steers) with the ended turn's model, limits, approvals and agent fields. */
   queueFollowUp(line: ConversationLine, ended: TurnState, followUp: { turnId: string; prompt: string }): Promise<number> {
     const { tenantId, conversationId } = ended;
-    const spec = { prompt: followUp.prompt, model: ended.model!, limits: ended.limits!, approvals: ended.approvalPolicy };
+    const spec = { prompt: followUp.prompt, model: ended.model!, limits: ended.limits!, approvals: ended.approvalPolicy, agentFields: ended.agentFields };
     return this.queue(line, { ...initialState(), turnId: followUp.turnId, tenantId, conversationId }, spec, ended.turnId);
   }
 

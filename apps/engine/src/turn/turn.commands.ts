@@ -1,11 +1,11 @@
-import type { ApprovalDecision, ApprovalPolicy, DropReason, ModelSpec, OnTurnEnd, ToolCall, TurnLimits, Usage } from '@steerline/contracts';
+import type { AgentFields, ApprovalDecision, ApprovalPolicy, DropReason, ModelSpec, OnTurnEnd, ToolCall, TurnLimits, Usage } from '@steerline/contracts';
 
 /** What the runner and the command handlers ask of a turn. Imperative names. */
 export type TurnCommand =
-  | { type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; prompt: string; model: ModelSpec; limits: TurnLimits; engineId: string; approvals?: ApprovalPolicy }
+  | { type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; prompt: string; model: ModelSpec; limits: TurnLimits; engineId: string; approvals?: ApprovalPolicy; agentFields?: AgentFields }
   /** `expiresAt`: the shell turns a steer's `ttlMs` into a deadline, as the decider has no clock. */
   /** Queues the turn behind the conversation's running one; `StartTurn` or `CancelTurn` follows. */
-  | { type: 'QueueTurn'; prompt: string; model: ModelSpec; limits: TurnLimits; approvals?: ApprovalPolicy; position: number; fromTurnId?: string }
+  | { type: 'QueueTurn'; prompt: string; model: ModelSpec; limits: TurnLimits; approvals?: ApprovalPolicy; agentFields?: AgentFields; position: number; fromTurnId?: string }
   | { type: 'SubmitSteer'; steerId: string; text: string; onTurnEnd?: OnTurnEnd; expiresAt?: string }
   | { type: 'WithdrawSteer'; steerId: string }
   | { type: 'EditSteer'; steerId: string; text: string }

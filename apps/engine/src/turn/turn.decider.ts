@@ -2,6 +2,7 @@ import {
   eventVersion,
   SteerlineError,
   needsApproval,
+  recordedFieldsOf,
   renderSteer,
   type ApprovalDecider,
   type Boundary,
@@ -125,15 +126,15 @@ function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state
 
 function queueTurn(command: Extract<TurnCommand, { type: 'QueueTurn' }>, state: TurnState): TurnEventDraft[] {
   if (state.status !== 'new') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already exists`);
-  const { prompt, model, limits, approvals, position, fromTurnId } = command;
-  return [{ type: 'TurnQueued', data: { prompt, model, limits, position, ...(approvals && { approvals }), ...(fromTurnId && { fromTurnId }) } }];
+  const { prompt, model, limits, approvals, agentFields, position, fromTurnId } = command;
+  return [{ type: 'TurnQueued', data: { prompt, model, limits, position, ...(approvals && { approvals }), ...recordedFieldsOf(agentFields), ...(fromTurnId && { fromTurnId }) } }];
 }
 
 function startTurn(command: Extract<TurnCommand, { type: 'StartTurn' }>, state: TurnState): TurnEventDraft[] {
   if (state.status !== 'new' && state.status !== 'queued') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already started`);
-  const { prompt, model, limits, engineId, approvals } = command;
+  const { prompt, model, limits, engineId, approvals, agentFields } = command;
   return [
-    { type: 'TurnStarted', data: { prompt, model, limits, engineId, ...(approvals && { approvals }) } },
+    { type: 'TurnStarted', data: { prompt, model, limits, engineId, ...(approvals && { approvals }), ...recordedFieldsOf(agentFields) } },
     { type: 'ModelRequested', data: { step: 1, steerIds: [] } },
   ];
 }

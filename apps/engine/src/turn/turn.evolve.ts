@@ -1,4 +1,4 @@
-import type { TurnEvent } from '@steerline/contracts';
+import { agentFieldsOf, type TurnEvent } from '@steerline/contracts';
 import type { SteerRecord, TurnState } from './turn.state';
 
 function withSteer(state: TurnState, record: SteerRecord): ReadonlyMap<string, SteerRecord> {
@@ -22,6 +22,7 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         limits: event.data.limits,
         queuedPrompt: event.data.prompt,
         ...(event.data.approvals && { approvalPolicy: event.data.approvals }),
+        agentFields: agentFieldsOf(event.data),
       };
     case 'TurnStarted':
       return {
@@ -33,6 +34,7 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         model: event.data.model,
         limits: event.data.limits,
         ...(event.data.approvals && { approvalPolicy: event.data.approvals }),
+        agentFields: agentFieldsOf(event.data),
         engineId: event.data.engineId,
       };
     case 'TurnResumed':

@@ -5,6 +5,7 @@ import {
   DEFAULT_LIMITS,
   DEFAULT_MODEL,
   SteerlineError,
+  agentFieldsOfStart,
   lastMessage,
   messagesOf,
   readConversation,
@@ -101,9 +102,9 @@ export class TurnRegistry {
   async start(command: StartTurnCommand): Promise<StartTurnAnswer> {
     const { tenantId, conversationId } = command;
     const model = command.model ?? DEFAULT_MODEL;
-    if (!this.deps.models.has(model.provider)) {
-      throw new SteerlineError('invalid_request', `model provider ${model.provider} is not configured on this server`);
-    }
+    // Refused before anything is appended: an unknown provider or endpoint, an agent without a version.
+    this.deps.models.check(model, tenantId);
+    const agentFields = agentFieldsOfStart(command);
     // Only the owning tenant may learn that a turn runs: another tenant's conversation id is not found.
     const local = this.byConversation.get(conversationId);
     const line = this.lines.get(conversationId);
@@ -123,7 +124,7 @@ export class TurnRegistry {
       const fresh = this.lines.open(conversationId, tenantId, subject, lastSeq);
       const state = { ...initialState(), turnId, tenantId, conversationId };
       const limits = { ...DEFAULT_LIMITS, ...command.limits };
-      await this.launch(fresh, state, stored.flatMap((s) => messagesOf(s.event)), { prompt: command.prompt, model, limits, approvals: command.approvals }).catch((err: unknown) => {
+      await this.launch(fresh, state, stored.flatMap((s) => messagesOf(s.event)), { prompt: command.prompt, model, limits, approvals: command.approvals, agentFields }).catch((err: unknown) => {
         this.lines.close(conversationId);
         throw err;
       });
@@ -142,7 +143,7 @@ export class TurnRegistry {
    */
   private async launch(line: ConversationLine, state: TurnState, history: readonly ChatMessage[], spec: TurnSpec): Promise<TurnRunner> {
     const { turnId, tenantId, conversationId } = state;
-    const runner = this.runner(line, spec.model.provider, state, history);
+    const runner = this.runner(line, spec.model, state, history);
     this.track(runner);
     let claimed = false;
     try {
@@ -159,6 +160,7 @@ export class TurnRegistry {
         limits: spec.limits,
         engineId: this.deps.engineId,
         ...(spec.approvals && { approvals: spec.approvals }),
+        ...(spec.agentFields && { agentFields: spec.agentFields }),
       });
     } catch (err) {
       this.forget(runner);
@@ -191,8 +193,7 @@ export class TurnRegistry {
     // The log is the truth: a line this engine kept (its turn stopped by a lost log) is rebuilt from it.
     this.lines.close(conversationId);
     const line = this.lines.open(conversationId, tenantId, subject, lastSeq);
-    const provider = state.model?.provider ?? DEFAULT_MODEL.provider;
-    const runner = this.runner(line, this.deps.models.has(provider) ? provider : DEFAULT_MODEL.provider, state, stored.flatMap((s) => messagesOf(s.event)));
+    const runner = this.runner(line, state.model ?? DEFAULT_MODEL, state, stored.flatMap((s) => messagesOf(s.event)));
     this.track(runner);
     try {
       await this.deps.ownership.claim({ turnId, tenantId, conversationId });
@@ -245,9 +246,10 @@ export class TurnRegistry {
     return 'advanced';
   }
 
-  private runner(line: ConversationLine, provider: ModelSpec['provider'], state: TurnState, history: readonly ChatMessage[]): TurnRunner {
+  /** An endpoint this engine lacks (the turn came from an engine configured otherwise) gets the scripted model, which fails it honestly. */
+  private runner(line: ConversationLine, model: ModelSpec, state: TurnState, history: readonly ChatMessage[]): TurnRunner {
     return new TurnRunner(
-      { writer: line.writer, model: this.deps.models.get(provider), tools: this.deps.tools, maxOutputBytes: this.deps.maxOutputBytes, live: this.deps.live?.forTurn(state.tenantId, state.conversationId, state.turnId), onEnded: (r) => this.release(r) },
+      { writer: line.writer, model: this.deps.models.providerFor(model) ?? this.deps.models.get(DEFAULT_MODEL.provider), tools: this.deps.tools, maxOutputBytes: this.deps.maxOutputBytes, live: this.deps.live?.forTurn(state.tenantId, state.conversationId, state.turnId), onEnded: (r) => this.release(r) },
       state,
       history,
     );

@@ -242,10 +242,12 @@ export class TurnRunner {
   }
 
   private async callModel(step: number, messages: ChatMessage[]): Promise<void> {
-    const { model } = this.decided;
+    const { model, agentFields } = this.decided;
     let command: TurnCommand;
     try {
-      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs(this.tenantId), onDelta: this.deps.live?.deltas(step) }, this.abort.signal);
+      // What the turn recorded, so a resumed turn sends the same system prompt, settings and tools.
+      const agent = { tools: this.deps.tools.specs(this.tenantId, agentFields?.tools), settings: agentFields?.settings ?? {}, ...(agentFields?.instructions !== undefined && { instructions: agentFields.instructions }) };
+      const answer = await this.deps.model.complete({ step, model: model!, messages, ...agent, onDelta: this.deps.live?.deltas(step) }, this.abort.signal);
       // Cut before it is decided on: the log and the next model request get the same bounded text.
       // A fresh id for the follow-up turn, used only if this answer moves the turn's first next_turn steer.
       command = { type: 'RecordModelAnswer', step, ...answer, text: truncateText(answer.text, this.deps.maxOutputBytes()), nextTurnId: uuidv7() };
@@ -259,10 +261,11 @@ export class TurnRunner {
 
   private async runTool(step: number, toolCallId: string, name: string, args: Record<string, unknown>): Promise<void> {
     const started = performance.now();
-    const tool = this.deps.tools.get(name, this.tenantId);
+    // A tool outside the turn's allow-list is never run, whatever the model asked for: it was not offered.
+    const tool = this.deps.tools.get(name, this.tenantId, this.decided.agentFields?.tools);
     let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error' | 'fatal'>;
     try {
-      if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
+      if (!tool) throw new ToolError('unknown_tool', `no tool named ${name} is offered to this turn`);
       const limit = this.deps.maxOutputBytes();
       const output = await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId, maxOutputBytes: limit, progress: this.deps.live?.progress(step, toolCallId) });
       // Write-ahead holds: what the log records is exactly what the model will be shown.

@@ -1,4 +1,4 @@
-import type { ApprovalAnswer, ApprovalDecider, ApprovalPolicy, Boundary, DropReason, ModelSpec, OnTurnEnd, Receipt, TurnLimits, TurnStatus } from '@steerline/contracts';
+import type { AgentFields, ApprovalAnswer, ApprovalDecider, ApprovalPolicy, Boundary, DropReason, ModelSpec, OnTurnEnd, Receipt, TurnLimits, TurnStatus } from '@steerline/contracts';
 
 export interface SteerRecord {
   steerId: string;
@@ -38,6 +38,8 @@ export interface TurnState {
   model?: ModelSpec;
   limits?: TurnLimits;
   approvalPolicy?: ApprovalPolicy;
+  /** Instructions, settings, tool allow-list and agent version (docs/design.md §8.5), as TurnQueued/TurnStarted recorded them. */
+  agentFields?: AgentFields;
   /** Every approval request of the turn, by tool call id (the latest request wins a reused id). */
   approvals: ReadonlyMap<string, ApprovalRecord>;
   /** `seq` of the turn's last event. */

@@ -1,6 +1,6 @@
-import type { MessageParam, TextBlockParam, Tool, ToolResultBlockParam, ToolUseBlockParam } from '@anthropic-ai/sdk/resources/messages/messages';
-import type { ChatMessage } from '@steerline/contracts';
-import type { ToolSpec } from '../model.provider';
+import type { MessageCreateParamsStreaming, MessageParam, TextBlockParam, Tool, ToolChoice, ToolResultBlockParam, ToolUseBlockParam } from '@anthropic-ai/sdk/resources/messages/messages';
+import type { ChatMessage, ModelSettings } from '@steerline/contracts';
+import type { ModelRequest, ToolSpec } from '../model.provider';
 import { UNFINISHED_TOOL_RESULT } from '../openai/openai.messages';
 
 type Block = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam;
@@ -47,4 +47,37 @@ export function toAnthropicMessages(context: readonly ChatMessage[]): MessagePar
 
 export function toAnthropicTools(specs: readonly ToolSpec[]): Tool[] {
   return specs.map((t) => ({ name: t.name, description: t.description, input_schema: { type: 'object', ...t.parameters } as Tool['input_schema'] }));
+}
+
+/**
+ * A turn's agent on the Messages API: `system`, its settings under the API's
+ * names (maxOutputTokens as `max_tokens`, else the endpoint's bound, as the
+ * API requires one; `stop` as `stop_sequences`), and only its allowed tools.
+ * `seed` has no Messages API field and is not sent. `parallelToolCalls:
+ * false` is the tool choice's `disable_parallel_tool_use`; like the choice
+ * itself it goes only with tools.
+ */
+export function toAnthropicRequest(request: ModelRequest, maxTokens: number): Omit<MessageCreateParamsStreaming, 'model' | 'stream'> {
+  const { instructions, settings = {}, tools } = request;
+  const choice = tools.length ? toAnthropicToolChoice(settings) : undefined;
+  return {
+    max_tokens: settings.maxOutputTokens ?? maxTokens,
+    ...(instructions !== undefined && { system: instructions }),
+    messages: toAnthropicMessages(request.messages),
+    ...(tools.length ? { tools: toAnthropicTools(tools) } : {}),
+    ...(choice && { tool_choice: choice }),
+    ...(settings.temperature !== undefined && { temperature: settings.temperature }),
+    ...(settings.topP !== undefined && { top_p: settings.topP }),
+    ...(settings.stop !== undefined && { stop_sequences: settings.stop }),
+  };
+}
+
+function toAnthropicToolChoice(settings: ModelSettings): ToolChoice | undefined {
+  const { toolChoice, parallelToolCalls } = settings;
+  if (toolChoice === 'none') return { type: 'none' };
+  const single = parallelToolCalls === false ? { disable_parallel_tool_use: true } : {};
+  if (toolChoice === 'required') return { type: 'any', ...single };
+  if (typeof toolChoice === 'object') return { type: 'tool', name: toolChoice.name, ...single };
+  if (toolChoice === 'auto' || parallelToolCalls !== undefined) return { type: 'auto', ...single };
+  return undefined;
 }

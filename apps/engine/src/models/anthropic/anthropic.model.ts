@@ -4,13 +4,13 @@ import { DeltaGate } from '../delta-gate';
 import { classifyStatus, classifyStreamFailure, StreamBrokenError, withRetries, type EndpointConfig, type Failure } from '../model.failures';
 import { ModelError, type ModelAnswer, type ModelProvider, type ModelRequest } from '../model.provider';
 import { MalformedAnswerError } from '../openai/openai.answer';
-import { toAnthropicMessages, toAnthropicTools } from './anthropic.messages';
+import { toAnthropicRequest } from './anthropic.messages';
 import { readMessageStream } from './anthropic.stream';
 import { touching, watchedAttempt } from '../stream-watchdog';
 
-/** The `anthropic` provider's server-side configuration (ANTHROPIC_* variables); never taken from a request. */
+/** The `anthropic` provider's server-side configuration (ANTHROPIC_* variables, or a STEERLINE_MODELS endpoint); never taken from a request. */
 export interface AnthropicConfig extends EndpointConfig {
-  /** `max_tokens` of every request (the API requires one). */
+  /** `max_tokens` of a request whose turn sets no maxOutputTokens (the API requires one). */
   maxTokens: number;
 }
 
@@ -31,6 +31,7 @@ export class AnthropicModel implements ModelProvider {
       baseURL: config.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
       apiKey: config.apiKey ?? null,
       authToken: null,
+      ...(config.headers && { defaultHeaders: config.headers }),
       timeout: config.timeoutMs,
       maxRetries: 0,
     });
@@ -40,13 +41,7 @@ export class AnthropicModel implements ModelProvider {
     // Read loosely: `anthropic` is not yet in the contract's ModelSpec (it needs TurnStarted v2; see README Decisions).
     const spec = request.model as { provider: string; name?: string };
     if (spec.provider !== 'anthropic' || !spec.name) throw new ModelError('model_failed', 'the anthropic provider got another provider’s request');
-    const body = {
-      model: spec.name,
-      max_tokens: this.config.maxTokens,
-      messages: toAnthropicMessages(request.messages),
-      ...(request.tools.length ? { tools: toAnthropicTools(request.tools) } : {}),
-      stream: true as const,
-    };
+    const body = { model: spec.name, ...toAnthropicRequest(request, this.config.maxTokens), stream: true as const };
     const deltas = new DeltaGate(request.onDelta);
     const rules = {
       classify,

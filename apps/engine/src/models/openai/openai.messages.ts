@@ -1,10 +1,12 @@
 import type {
+  ChatCompletionCreateParamsStreaming,
   ChatCompletionFunctionTool,
   ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { ChatMessage } from '@steerline/contracts';
-import type { ToolSpec } from '../model.provider';
+import type { ChatMessage, ModelSettings } from '@steerline/contracts';
+import type { ModelRequest, ToolSpec } from '../model.provider';
+import type { MaxTokensParam } from '../model.endpoints';
 
 /** The result sent for a call whose turn ended (cancelled, failed, engine lost) before it finished. */
 export const UNFINISHED_TOOL_RESULT = 'Error: this tool call did not finish (its turn ended before a result was recorded)';
@@ -51,4 +53,33 @@ export function toOpenAIMessages(context: readonly ChatMessage[]): ChatCompletio
 
 export function toOpenAITools(specs: readonly ToolSpec[]): ChatCompletionFunctionTool[] {
   return specs.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+}
+
+/**
+ * A turn's agent on the chat-completions wire: its instructions as the first,
+ * `system`, message; its settings under the API's names; only its allowed
+ * tools. `tool_choice` and `parallel_tool_calls` go only with a non-empty
+ * `tools`, as the API refuses them alone; a turn whose allow-list leaves no
+ * tool offers none, which already means none can be called.
+ */
+export function toOpenAIRequest(request: ModelRequest, maxTokensParam: MaxTokensParam = 'max_tokens'): Omit<ChatCompletionCreateParamsStreaming, 'model' | 'stream'> {
+  const { instructions, settings = {}, tools } = request;
+  const messages = toOpenAIMessages(request.messages);
+  return {
+    messages: instructions === undefined ? messages : [{ role: 'system', content: instructions }, ...messages],
+    ...(tools.length ? { tools: toOpenAITools(tools), ...toolSettings(settings) } : {}),
+    ...(settings.temperature !== undefined && { temperature: settings.temperature }),
+    ...(settings.topP !== undefined && { top_p: settings.topP }),
+    ...(settings.maxOutputTokens !== undefined && { [maxTokensParam]: settings.maxOutputTokens }),
+    ...(settings.stop !== undefined && { stop: settings.stop }),
+    ...(settings.seed !== undefined && { seed: settings.seed }),
+  };
+}
+
+function toolSettings(settings: ModelSettings): Pick<ChatCompletionCreateParamsStreaming, 'tool_choice' | 'parallel_tool_calls'> {
+  const choice = settings.toolChoice;
+  return {
+    ...(choice !== undefined && { tool_choice: typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } } }),
+    ...(settings.parallelToolCalls !== undefined && { parallel_tool_calls: settings.parallelToolCalls }),
+  };
 }

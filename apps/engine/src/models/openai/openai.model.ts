@@ -5,12 +5,16 @@ import { DeltaGate } from '../delta-gate';
 import { answerOf } from './openai.answer';
 import { StreamBrokenError, withRetries, type EndpointConfig, type Failure } from '../model.failures';
 import { classify, isAbort } from './openai.failures';
-import { toOpenAIMessages, toOpenAITools } from './openai.messages';
+import { toOpenAIRequest } from './openai.messages';
+import type { MaxTokensParam } from '../model.endpoints';
 import { readCompletionStream } from './openai.stream';
 import { touching, watchedAttempt } from '../stream-watchdog';
 
-/** The `openai` provider's server-side configuration (OPENAI_* variables); never taken from a request. */
-export type OpenAIConfig = EndpointConfig;
+/** The `openai` provider's server-side configuration (OPENAI_* variables, or a STEERLINE_MODELS endpoint); never taken from a request. */
+export interface OpenAIConfig extends EndpointConfig {
+  /** Where a turn's maxOutputTokens goes; absent: `max_tokens`. */
+  maxTokensParam?: MaxTokensParam;
+}
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -29,7 +33,7 @@ export class OpenAIModel implements ModelProvider {
       baseURL: config.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
       // The SDK insists on a key; without one the header is removed below.
       apiKey: config.apiKey ?? 'unset',
-      ...(config.apiKey ? {} : { defaultHeaders: { Authorization: null } }),
+      defaultHeaders: { ...config.headers, ...(config.apiKey ? {} : { Authorization: null }) },
       organization: null,
       project: null,
       timeout: config.timeoutMs,
@@ -41,9 +45,8 @@ export class OpenAIModel implements ModelProvider {
     if (request.model.provider !== 'openai') throw new ModelError('model_failed', 'the openai provider got another provider’s request');
     const body = {
       model: request.model.name,
-      messages: toOpenAIMessages(request.messages),
-      // Some servers refuse an empty tools array.
-      ...(request.tools.length ? { tools: toOpenAITools(request.tools) } : {}),
+      // The system prompt, the settings and the allowed tools; an empty tools array is never sent (some servers refuse it).
+      ...toOpenAIRequest(request, this.config.maxTokensParam),
       // Streamed, so the answer shows while it is written (docs/design.md §8.1); usage comes in the last chunk.
       stream: true as const,
       stream_options: { include_usage: true },
