@@ -133,10 +133,10 @@ describe('versioned agents', () => {
     });
 
     it('sent straight over NATS, the engine resolves the agent from the same store', async () => {
-      const answer = await request<StartTurnAnswer>(stack.nats.nc, stack.nats.s.startTurn, { tenantId: 'acme', conversationId: cid, prompt: 'over nats', agent: 'runner' }, { timeoutMs: 10_000 });
+      const answer = await request<StartTurnAnswer>(stack.nats.nc, stack.nats.s.startTurn, { tenantId: 'acme', conversationId: cid, prompt: 'over nats', agent: 'runner' }, { timeoutMs: 10_000, noResponders: 'unavailable' });
       const { started: e } = await started(answer.turnId);
       expect(e.data).toMatchObject({ agent: { name: 'runner', version: 2 }, instructions: 'v2 instructions', tools: ['echo'] });
-      await expect(request(stack.nats.nc, stack.nats.s.startTurn, { tenantId: 'acme', conversationId: cid, prompt: 'x', agent: 'runner@9' }, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(request(stack.nats.nc, stack.nats.s.startTurn, { tenantId: 'acme', conversationId: cid, prompt: 'x', agent: 'runner@9' }, { timeoutMs: 10_000, noResponders: 'unavailable' })).rejects.toMatchObject({ code: 'not_found' });
     });
 
     it.each([
