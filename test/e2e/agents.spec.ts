@@ -1,3 +1,4 @@
+import { SteerlineClient, SteerlineClientError } from '@steerline/client';
 import { request, type StartTurnAnswer } from '@steerline/contracts';
 import { startStack, type Stack } from '../support/stack';
 
@@ -95,6 +96,21 @@ describe('versioned agents', () => {
     const turn = await api('POST', `/conversations/${cid}/turns`, { prompt: 'hi', agent: 'private' }, GLOBEX);
     const ended = await stack.turnEnded(turn.body.turnId);
     expect(ended.at(-1)!.event.data).toMatchObject({ text: 'globex' });
+  });
+
+  it('the typed client makes, versions and reads agents, and starts a turn with one', async () => {
+    const client = new SteerlineClient({ baseUrl: stack.url, apiKey: 'k1' });
+    expect(await client.createAgent('typed', { model: { provider: 'scripted', script: [{ text: 'typed v1' }] } })).toMatchObject({ name: 'typed', version: 1 });
+    expect(await client.updateAgent('typed', { model: { provider: 'scripted', script: [{ text: 'typed v2' }] }, instructions: 'v2' })).toMatchObject({ version: 2 });
+    expect(await client.getAgent('typed')).toMatchObject({ version: 2, instructions: 'v2' });
+    expect(await client.getAgent('typed', 1)).toMatchObject({ version: 1 });
+    expect((await client.listAgents()).agents.map((a) => a.name)).toContain('typed');
+    await expect(client.createAgent('typed', { model: { provider: 'scripted' } })).rejects.toEqual(expect.objectContaining({ code: 'already_exists', status: 409 }));
+    await expect(client.getAgent('typed', 3)).rejects.toBeInstanceOf(SteerlineClientError);
+    const { id } = await client.createConversation();
+    const { turnId } = await client.startTurn(id, { prompt: 'go', agent: 'typed@1', settings: { temperature: 1 } });
+    const started = (await stack.turnEnded(turnId)).find((e) => e.event.type === 'TurnStarted')!.event;
+    expect(started.data).toMatchObject({ agent: { name: 'typed', version: 1 }, settings: { temperature: 1 } });
   });
 
   describe('a turn that runs an agent', () => {
