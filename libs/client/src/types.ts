@@ -1,29 +1,4 @@
-import type {
-  Agent,
-  AgentList,
-  ApprovalAnswer,
-  ApprovalPolicy,
-  Boundary,
-  ConversationListPage,
-  ConversationSummary,
-  ConversationView,
-  DropReason,
-  LiveMessage,
-  ModelEndpointListing,
-  ModelSettings,
-  ModelsAnswer,
-  ModelSpec,
-  NextAgentVersionBody,
-  PendingApproval,
-  SteerlineEvent,
-  ToolChoice,
-  ToolListing,
-  ToolsAnswer,
-  TurnLimits,
-  TurnView,
-} from '@steerline/contracts';
-
-// Type-only imports: the client has no run-time dependency on the contracts
+// Type-only: the client has no run-time dependency on the contracts
 // (nor on NATS or zod); only `fetch`, which Node 18+ and browsers have.
 export type {
   Agent,
@@ -47,7 +22,8 @@ export type {
   ToolsAnswer,
   TurnLimits,
   TurnView,
-};
+} from '@steerline/contracts';
+import type { ApprovalPolicy, Boundary, DropReason, LiveMessage, ModelSettings, ModelSpec, NextAgentVersionBody, SteerlineEvent, TurnLimits } from '@steerline/contracts';
 
 /** An agent version's definition (docs/design.md §8.5): a model, and optionally instructions, settings, tools and approvals. */
 export type AgentDefinition = Omit<NextAgentVersionBody, 'model'> & { model: StartTurnInput['model'] & {} };
