@@ -3,7 +3,7 @@ import { SteerlineError } from './errors';
 import { AGENT_NAME, InstructionsSchema, ModelSettingsSchema, ToolAllowListSchema, type ModelSettings } from './limits';
 
 /**
- * A turn's agent (docs/design.md §8.5): what the model is told (instructions),
+ * A turn's agent (docs/design.md §6.1, "A turn's agent"): what the model is told (instructions),
  * how it is sampled (settings), what it may call (tools), and, when the turn
  * named a stored agent, which version of it. The start command takes them,
  * TurnQueued and TurnStarted record them as resolved, so a resumed turn, an

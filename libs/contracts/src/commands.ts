@@ -35,7 +35,7 @@ export const StartTurnCommand = z
     approvals: ApprovalPolicySchema.optional(),
     /** `queue`: while another turn runs, queue this one behind it instead of answering turn_already_running. */
     whenBusy: z.enum(['reject', 'queue']).optional(),
-    /** instructions, settings, tools, agent (docs/design.md §8.5). */
+    /** instructions, settings, tools, agent (docs/design.md §6.1, "A turn's agent"). */
     ...startTurnAgentFields,
   })
   .strict()

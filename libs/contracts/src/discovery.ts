@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ENDPOINT_NAME, TOOL_NAME } from './limits';
 
 /**
- * What a tenant can use (docs/design.md §8.5): the tools its turns are offered
+ * What a tenant can use (docs/design.md §4): the tools its turns are offered
  * now and the model endpoints configured. Engines answer both over NATS
  * (`subjects().queryTools`, `queryModels`, engine queue group); the gateway
  * serves them as `GET /v1/tools` and `GET /v1/models`. No key or header value

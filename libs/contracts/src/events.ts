@@ -47,7 +47,7 @@ export const EventDataSchemas = {
       limits: TurnLimitsSchema,
       engineId: z.string(),
       approvals: ApprovalPolicySchema.optional(),
-      /** instructions, settings, tools and the agent version, as resolved (docs/design.md §8.5). */
+      /** instructions, settings, tools and the agent version, as resolved (docs/design.md §6.1, "A turn's agent"). */
       ...recordedAgentFields,
     })
     .strict(),
@@ -144,8 +144,8 @@ export const EVENT_VERSION = 1;
  * Types written at a later version today. SteerDropped v2: the reasons of
  * docs/design.md §8.3 (`turn_ended`, `moved_to_next_turn`, `expired`) and `nextTurnId`.
  * TurnStarted v2: a model may be `{provider: "anthropic", name}` (docs/design.md §8.1).
- * TurnStarted v3 and TurnQueued v2: the turn's agent — `settings` (always),
- * `instructions`, `tools`, `agent` — and a model's `endpoint` (docs/design.md §8.5).
+ * TurnStarted v3 and TurnQueued v2: the turn's agent — `instructions`,
+ * `settings`, `tools`, `agent`, each optional — and a model's `endpoint` (docs/design.md §6.1, "A turn's agent").
  */
 const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2, TurnStarted: 3, TurnQueued: 2 };
 

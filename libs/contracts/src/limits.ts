@@ -69,7 +69,7 @@ export function needsApproval(policy: ApprovalPolicy | undefined, tool: string):
 }
 
 /**
- * A turn's agent fields (docs/design.md §8.5): its instructions (the system
+ * A turn's agent fields (docs/design.md §6.1, "A turn's agent"): its instructions (the system
  * prompt), its model settings and the tools it may call. Written once here;
  * the HTTP body, the NATS start command, TurnQueued/TurnStarted and an agent
  * definition all use these schemas.

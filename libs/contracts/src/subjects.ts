@@ -58,7 +58,7 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     queryTurn: `${prefix}.qry.turn`,
     querySteer: `${prefix}.qry.steer`,
     queryHealth: `${prefix}.qry.health`,
-    /** Answered by engines (engine queue group): the tenant's tools and the configured model endpoints (docs/design.md §8.5). */
+    /** Answered by engines (engine queue group): the tenant's tools and the configured model endpoints (docs/design.md §4). */
     queryTools: `${prefix}.qry.tools`,
     queryModels: `${prefix}.qry.models`,
     /** Queue groups: one member of each answers a request. */

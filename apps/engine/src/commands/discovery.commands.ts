@@ -5,7 +5,7 @@ import type { ToolRegistry } from '../tools/tool.registry';
 import { onError } from './engine.commands';
 
 /**
- * What a tenant can use (docs/design.md §8.5), answered by any engine (queue
+ * What a tenant can use (docs/design.md §4), answered by any engine (queue
  * group): its tools as its turns are offered them now, and the model
  * providers and endpoints configured, never a key or a header. The gateway
  * serves them as `GET /v1/tools` and `GET /v1/models`.

@@ -4,7 +4,7 @@ import { DEFAULT_ENDPOINT, ENDPOINT_NAME } from '@steerline/contracts';
 import type { EndpointConfig } from './model.failures';
 
 /**
- * Named model endpoints (`STEERLINE_MODELS`, docs/design.md §8.5): one engine
+ * Named model endpoints (`STEERLINE_MODELS`, docs/design.md §6.1, "Named endpoints"): one engine
  * reaches any number of OpenAI-compatible and Anthropic endpoints, and a
  * turn picks one by `model.endpoint`.
  *
@@ -74,6 +74,7 @@ function endpointOf(file: string, name: string, raw: unknown, env: NodeJS.Proces
   const parsed = Entry.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
+    if (issue.code === 'unrecognized_keys') throw new ModelEndpointsError(file, `${at}.${issue.keys[0]}: not a field of an endpoint (keys come from apiKeyEnv)`);
     throw new ModelEndpointsError(file, `${at}.${issue.path.join('.') || '(entry)'}: ${issue.message}`);
   }
   const e = parsed.data;

@@ -29,4 +29,21 @@ describe('the tools offered to a model', () => {
     expect(registry.get('mcp__files__read', 'acme')).toBeDefined();
     expect(registry.get('mcp__files__read', 'other')).toBeUndefined();
   });
+
+  it('offer a turn only what its allow-list names or prefixes, and give no other tool to run', () => {
+    const registry = new ToolRegistry(BUILTIN_TOOLS, source([{ ...tool('mcp__files__read'), source: 'mcp:files' }]));
+    expect(registry.specs('acme', ['echo', 'mcp__files__*']).map((s) => s.name)).toEqual(['echo', 'mcp__files__read']);
+    expect(registry.specs('acme', []).map((s) => s.name)).toEqual([]);
+    expect(registry.get('fail', 'acme', ['echo'])).toBeUndefined();
+    expect(registry.get('mcp__files__read', 'acme', ['mcp__*'])).toBeDefined();
+  });
+
+  it('list each tool with its source and no approval by default', () => {
+    const registry = new ToolRegistry([BUILTIN_TOOLS[1]], [source([{ ...tool('search'), source: 'service' }]), source([{ ...tool('mcp__files__read'), source: 'mcp:files' }])]);
+    expect(registry.listings('acme').map((t) => [t.name, t.source, t.approval])).toEqual([
+      ['echo', 'builtin', false],
+      ['search', 'service', false],
+      ['mcp__files__read', 'mcp:files', false],
+    ]);
+  });
 });

@@ -38,7 +38,7 @@ export interface TurnState {
   model?: ModelSpec;
   limits?: TurnLimits;
   approvalPolicy?: ApprovalPolicy;
-  /** Instructions, settings, tool allow-list and agent version (docs/design.md §8.5), as TurnQueued/TurnStarted recorded them. */
+  /** Instructions, settings, tool allow-list and agent version (docs/design.md §6.1, "A turn's agent"), as TurnQueued/TurnStarted recorded them. */
   agentFields?: AgentFields;
   /** Every approval request of the turn, by tool call id (the latest request wins a reused id). */
   approvals: ReadonlyMap<string, ApprovalRecord>;
