@@ -15,7 +15,7 @@ const reviewer = {
   tools: ['echo'],
 };
 
-/** Versioned agents over the whole stack (docs/design.md §8.5): stored in NATS KV, read by the gateway and the engine. */
+/** Versioned agents over the whole stack (docs/design.md §6.1): stored in NATS KV, read by the gateway and the engine. */
 describe('versioned agents', () => {
   let stack: Stack;
   beforeAll(async () => {

@@ -8,7 +8,7 @@ const GLOBEX = { authorization: 'Bearer k2' };
 // Secrets that must never be part of an answer.
 const SECRETS = ['sk-default-secret', 'sk-local-secret', 'sk-claude-secret', 'header-secret'];
 
-/** GET /v1/tools and GET /v1/models (docs/design.md §8.5), answered by the engine over NATS. */
+/** GET /v1/tools and GET /v1/models (docs/design.md §6.1), answered by the engine over NATS. */
 describe('discovery: the tools and models a tenant can use', () => {
   let stack: Stack;
   let dir: string;

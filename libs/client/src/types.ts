@@ -25,7 +25,7 @@ export type {
 } from '@steerline/contracts';
 import type { ApprovalPolicy, Boundary, DropReason, LiveMessage, ModelSettings, ModelSpec, NextAgentVersionBody, SteerlineEvent, TurnLimits } from '@steerline/contracts';
 
-/** An agent version's definition (docs/design.md §8.5): a model, and optionally instructions, settings, tools and approvals. */
+/** An agent version's definition (docs/design.md §6.1): a model, and optionally instructions, settings, tools and approvals. */
 export type AgentDefinition = Omit<NextAgentVersionBody, 'model'> & { model: StartTurnInput['model'] & {} };
 
 interface ReceiptBase {

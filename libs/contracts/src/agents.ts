@@ -5,7 +5,7 @@ import { AGENT_NAME, ApprovalPolicySchema, checkToolChoice, InstructionsSchema, 
 import { ModelSpecSchema, type ModelSpec } from './models';
 
 /**
- * Versioned agents (docs/design.md §8.5): a tenant's named definition of a
+ * Versioned agents (docs/design.md §6.1): a tenant's named definition of a
  * turn's model, instructions, settings, tools and approvals. `POST /v1/agents`
  * makes version 1, `PUT /v1/agents/:name` the next; a version never changes.
  * A turn that names an agent runs one version of it, resolved here, and

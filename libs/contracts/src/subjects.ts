@@ -70,7 +70,7 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     enginesBucket: `${prefix}_engines`,
     /** KV bucket: every gateway's shared token bucket per API key (rate limits across gateways). */
     rateLimitsBucket: `${prefix}_ratelimits`,
-    /** KV bucket: every tenant's agent versions, one create-only key per version (docs/design.md §8.5). */
+    /** KV bucket: every tenant's agent versions, one create-only key per version (docs/design.md §6.1). */
     agentsBucket: `${prefix}_agents`,
   };
 }

@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { AgentStore, resolveStartCommand, type StartTurnCommand, type Subjects } from '@steerline/contracts';
 
 /**
- * Resolves the agent of a start sent straight over NATS (docs/design.md §8.5),
+ * Resolves the agent of a start sent straight over NATS (docs/design.md §6.1),
  * as the gateway resolves one sent over HTTP: the same store, the same pure
  * step, so the turn runs, and TurnStarted records, a pinned `name@version` with
  * the agent's fields under the turn's own. A start the gateway already resolved

@@ -8,7 +8,7 @@ import { AgentsService } from './agents.service';
 const NAME_PARAM = { name: { description: 'the agent’s name (letters, digits, _ and -, at most 64)', schema: { type: 'string', pattern: AGENT_NAME.source }, example: 'reviewer' } };
 const VERSION_PARAM = { version: { description: 'a version number, from 1', schema: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' }, example: '1' } };
 
-/** docs/design.md §8.5: a tenant's versioned agents. A version, once made, never changes. */
+/** docs/design.md §6.1: a tenant's versioned agents. A version, once made, never changes. */
 @Controller('v1/agents')
 export class AgentsController {
   constructor(@Inject(AgentsService) private readonly agents: AgentsService) {}

@@ -4,7 +4,7 @@ import { Tenant } from '../auth/auth.guard';
 import { ApiDoc } from '../docs/api-doc';
 import { EngineClient } from '../nats/engine.client';
 
-/** docs/design.md §8.5: what a tenant's turns can use, answered by the engines, which hold the tools and the model endpoints. */
+/** docs/design.md §6.1: what a tenant's turns can use, answered by the engines, which hold the tools and the model endpoints. */
 @Controller('v1')
 export class DiscoveryController {
   constructor(@Inject(EngineClient) private readonly engine: EngineClient) {}
