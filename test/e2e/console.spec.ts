@@ -164,6 +164,31 @@ describe('the console in a real browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('starts a turn with an agent picked from the tenant’s agents, and the turn’s header shows the agent and its version', async () => {
+    gateway = await startConsoleGateway();
+    const name = `writer${uuidv7().slice(-6)}`;
+    const model = (text: string) => ({ provider: 'scripted', script: [sleep(500), { text }] });
+    expect((await stack.api('POST', '/agents', { name, description: 'Writes reports', instructions: 'Be brief.', model: model('from version 1') })).status).toBe(201);
+    expect((await stack.api('PUT', `/agents/${name}`, { instructions: 'Be briefer.', model: model('from version 2') })).status).toBe(200);
+    const page = await openPage();
+    const picker = page.getByRole('combobox', { name: 'Agent for new turns' });
+    await picker.locator(`option[value="${name}"]`).waitFor({ state: 'attached' });
+    expect(await picker.locator(`option[value="${name}"]`).textContent()).toBe(`${name} (version 2)`);
+    await picker.selectOption(name);
+    const composer = page.locator('#composer-text');
+    await composer.fill('Write the weekly report');
+    await composer.press('Enter');
+    const turn = page.locator(`[data-agent="${name}@2"]`);
+    await turn.getByRole('heading', { name: new RegExp(`agent ${name}, version 2`) }).waitFor();
+    await turn.getByText('Turn completed: from version 2').waitFor({ timeout: 20_000 });
+    // What the page showed is what the log recorded.
+    const turnId = await turn.getAttribute('data-turn');
+    const started = (await stack.turnEvents(turnId!)).find((e) => e.event.type === 'TurnStarted')!.event;
+    expect(started.data).toMatchObject({ agent: { name, version: 2 }, instructions: 'Be briefer.' });
+    expect(await axeViolations(page).then((v) => v.filter((x) => x.impact === 'serious' || x.impact === 'critical'))).toEqual([]);
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('serves the console’s own files only, with a self-only Content-Security-Policy, outside the API key check', async () => {
     gateway = await startConsoleGateway({ STEERLINE_API_KEYS: 'some-key:tenant' });
     const base = `http://127.0.0.1:${port}/console`;

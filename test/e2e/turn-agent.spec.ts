@@ -182,11 +182,16 @@ describe('a turn’s instructions, settings, tool allow-list and model endpoint'
     expect(rest1).toMatchObject({ temperature: 1, seed: 5, tools: [openaiTool('sleep')] });
   });
 
-  it('a start over NATS naming an agent version records it on TurnStarted; a bare agent name is refused there, nothing appended', async () => {
+  it('a start over NATS naming an agent is resolved by the engine from the agent store and records the version on TurnStarted; an unknown agent is refused, nothing appended', async () => {
+    const model = (text: string) => ({ provider: 'scripted', script: [{ text }] });
+    expect((await stack.api('POST', '/agents', { name: 'reviewer', model: model('v1'), settings: { temperature: 1 } })).status).toBe(201);
+    for (const v of ['v2', 'v3']) expect((await stack.api('PUT', '/agents/reviewer', { model: model(v), instructions: `instructions ${v}` })).status).toBe(200);
     const cid = await conversation();
     const start = (body: Record<string, unknown>) => request<StartTurnAnswer>(stack.nats.nc, stack.nats.s.startTurn, { tenantId: 'default', conversationId: cid, prompt: 'hi', ...body }, { timeoutMs: 10_000, noResponders: 'unavailable' });
-    await expect(start({ agent: 'reviewer' })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^agent: /) });
+    await expect(start({ agent: 'ghost' })).rejects.toMatchObject({ code: 'not_found', message: 'agent ghost not found' });
     expect(await conversationLog(cid)).toEqual(['ConversationCreated']);
+    const latest = await stack.turnEnded((await start({ agent: 'reviewer' })).turnId);
+    expect(latest[0].event.data).toMatchObject({ agent: { name: 'reviewer', version: 3 }, instructions: 'instructions v3', model: model('v3') });
     const { turnId } = await start({ agent: 'reviewer@3', instructions: INSTRUCTIONS, tools: [] });
     const events = await stack.turnEnded(turnId);
     expect(events[0].event.data).toMatchObject({ agent: { name: 'reviewer', version: 3 }, instructions: INSTRUCTIONS, tools: [] });

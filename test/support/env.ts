@@ -35,7 +35,7 @@ export async function openNats(prefix: string, url: string = NATS_URL): Promise<
     s,
     readAll: () => readSubject(js, jsm, s.stream, s.events),
     async close() {
-      for (const stream of [s.stream, `KV_${s.turnsBucket}`, `KV_${s.enginesBucket}`, `KV_${s.rateLimitsBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
+      for (const stream of [s.stream, `KV_${s.turnsBucket}`, `KV_${s.enginesBucket}`, `KV_${s.rateLimitsBucket}`, `KV_${s.agentsBucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
       await nc.drain();
     },
   };

@@ -1,10 +1,10 @@
 import { h, type VNode } from 'preact';
 import { useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
-import type { ConversationSummary, ConversationView, Receipt } from '@steerline/client';
+import type { Agent, ConversationSummary, ConversationView, Receipt } from '@steerline/client';
 import { createApi, describeError, storeKey } from './api';
 import { announcementsFor, type Announcer } from './announce';
 import { applyEvent, applyLive, emptyTimeline, runningTurn, type StreamEvent, type Timeline } from './timeline';
-import { Composer, DEMO_SCRIPT, modelSpec, type ModelChoice } from './views/composer';
+import { Composer, DEMO_SCRIPT, turnInput, type ModelChoice } from './views/composer';
 import { ConversationListPage } from './views/conversations';
 import { KeyPrompt } from './views/key-prompt';
 import { TurnTimeline, type TimelineActions } from './views/timeline-view';
@@ -31,6 +31,8 @@ export function App(): VNode<any> {
   const [status, setStatus] = useState('');
   const [text, setText] = useState('');
   const [model, setModel] = useState<ModelChoice>({ provider: 'scripted', name: '', script: JSON.stringify(DEMO_SCRIPT) });
+  const [agents, setAgents] = useState<Agent[]>([]);
+  const [agent, setAgent] = useState('');
   // The turn this page started, until its TurnStarted arrives on the stream: Enter steers it already.
   const [startedTurn, setStartedTurn] = useState<{ conversationId: string; turnId: string } | undefined>(undefined);
   const [lastSteer, setLastSteer] = useState<Receipt | undefined>(undefined);
@@ -53,6 +55,8 @@ export function App(): VNode<any> {
     }
   };
   useEffect(() => void loadList(), [api]);
+  const loadAgents = () => api.client.listAgents().then((r) => setAgents(r.agents), fail);
+  useEffect(() => void loadAgents(), [api]);
 
   const refreshTranscript = useRef<() => void>(() => undefined);
   useEffect(() => {
@@ -121,7 +125,7 @@ export function App(): VNode<any> {
         setLastSteer(receipt);
         setStatus(`Steer ${receipt.position} ${receipt.status}`);
       } else {
-        const { turnId } = await api.client.startTurn(cid, { prompt: body, model: modelSpec(model) });
+        const { turnId } = await api.client.startTurn(cid, turnInput(body, agent, model));
         setStartedTurn({ conversationId: cid, turnId });
         setStatus('Turn started');
       }
@@ -136,7 +140,7 @@ export function App(): VNode<any> {
     if (!body) return;
     try {
       const cid = await conversation();
-      const queued = await api.queueTurn(cid, { prompt: body, model: modelSpec(model) });
+      const queued = await api.queueTurn(cid, turnInput(body, agent, model));
       setStatus(queued.status === 'queued' ? `Follow-up turn queued at position ${queued.position}` : 'Turn started');
       if (queued.status !== 'queued') setStartedTurn({ conversationId: cid, turnId: queued.turnId });
       setText('');
@@ -201,7 +205,7 @@ export function App(): VNode<any> {
         : h('p', null, 'Pick a conversation, or type a prompt below to start one.'),
       h('p', { class: 'receipt', 'aria-live': 'polite', 'data-testid': 'receipt' }, receiptLine),
       h('p', { class: 'visually-hidden', 'aria-live': 'polite' }, announcement),
-      h(Composer, { text, running: running !== undefined, model, textarea, onText: setText, onModel: setModel, onSend: () => void send(), onQueue: () => void queue() }),
+      h(Composer, { text, running: running !== undefined, model, textarea, agents, agent, onAgent: setAgent, onAgentsWanted: () => void loadAgents(), onText: setText, onModel: setModel, onSend: () => void send(), onQueue: () => void queue() }),
     ),
   );
 }

@@ -69,6 +69,16 @@ describe('the console timeline, built from the event stream alone', () => {
     expect(denied.turns[0].tools.c1).toMatchObject({ state: 'failed', approval: 'denied' });
   });
 
+  it('keeps the agent and version a turn runs, from its TurnQueued or TurnStarted', () => {
+    const t = replay([
+      ev('TurnStarted', { prompt: 'p', agent: { name: 'reviewer', version: 3 } }),
+      ev('TurnQueued', { prompt: 'q', position: 1, agent: { name: 'writer', version: 1 } }, S1),
+      ev('TurnStarted', { prompt: 'q' }, S1),
+      ev('TurnStarted', { prompt: 'no agent' }, S2),
+    ]);
+    expect(t.turns.map((x) => x.agent)).toEqual([{ name: 'reviewer', version: 3 }, { name: 'writer', version: 1 }, undefined]);
+  });
+
   it('announces receipt changes and approvals, not the history replayed on opening', () => {
     const seen = { seen: new Map<string, string>() };
     let t = replay([ev('TurnStarted', { prompt: 'p' }), ev('SteerQueued', { steerId: S1, text: 'old', position: 1, queueDepth: 1 })]);

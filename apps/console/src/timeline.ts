@@ -65,6 +65,8 @@ export interface TurnEntry {
   prompt: string;
   /** Queued follow-up turns: their place in the conversation's queue. */
   queuePosition?: number;
+  /** The stored agent the turn runs, and which version (TurnQueued / TurnStarted `agent`). */
+  agent?: { name: string; version: number };
   items: TimelineItem[];
   steps: Record<number, StepEntry>;
   tools: Record<string, ToolEntry>;
@@ -99,8 +101,9 @@ export function applyEvent(t: Timeline, e: StreamEvent): Timeline {
   if (e.type === 'TurnQueued' || e.type === 'TurnStarted') {
     const existing = t.turns.find((x) => x.turnId === turnId);
     const status: TurnStatus = e.type === 'TurnQueued' ? 'queued' : 'running';
-    if (existing) return withTurn(next, turnId, (turn) => ({ ...turn, status, prompt: d.prompt ?? turn.prompt, queuePosition: undefined }));
-    const turn: TurnEntry = { turnId, status, prompt: String(d.prompt ?? ''), queuePosition: d.position, items: [], steps: {}, tools: {}, steers: {} };
+    const agent = agentOf(d.agent);
+    if (existing) return withTurn(next, turnId, (turn) => ({ ...turn, status, prompt: d.prompt ?? turn.prompt, queuePosition: undefined, agent: agent ?? turn.agent }));
+    const turn: TurnEntry = { turnId, status, prompt: String(d.prompt ?? ''), queuePosition: d.position, agent, items: [], steps: {}, tools: {}, steers: {} };
     return { ...next, turns: [...t.turns, turn] };
   }
   return withTurn(next, turnId, (turn) => applyToTurn(turn, e.type, d));
@@ -165,6 +168,11 @@ export function applyLive(t: Timeline, message: { type: string; data: unknown })
     );
   }
   return t;
+}
+
+function agentOf(value: unknown): TurnEntry['agent'] {
+  const a = value as { name?: unknown; version?: unknown } | undefined;
+  return typeof a?.name === 'string' && typeof a.version === 'number' ? { name: a.name, version: a.version } : undefined;
 }
 
 function withTurn(t: Timeline, turnId: string, fn: (turn: TurnEntry) => TurnEntry): Timeline {

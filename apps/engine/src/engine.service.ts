@@ -78,7 +78,7 @@ export class EngineService implements OnApplicationShutdown {
       live: new LivePublisher(nc, s),
     });
     subscribeTurn = turnSubjects(nc, s, this.turns, onError);
-    this.subscriptions = [...serveEngineCommands(nc, s, log, this.turns), ...serveDiscovery(nc, s, tools, this.models)];
+    this.subscriptions = [...serveEngineCommands(nc, s, log, this.turns, this.config.streamReplicas), ...serveDiscovery(nc, s, tools, this.models)];
     const turns = this.turns;
     this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => turns.holds(turnId) });
     this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));

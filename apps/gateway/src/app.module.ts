@@ -1,10 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '@steerline/contracts';
+import { AgentsModule } from './agents/agents.module';
 import { ApprovalsModule } from './approvals/approvals.module';
 import { AuthModule } from './auth/auth.module';
 import { GATEWAY_CONFIG, type GatewayConfig } from './config';
 import { ConversationsModule } from './conversations/conversations.module';
+import { DiscoveryModule } from './discovery/discovery.module';
 import { DocsModule } from './docs/docs.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
@@ -27,6 +29,8 @@ export class AppModule {
         HealthModule,
         DocsModule,
         ConversationsModule,
+        AgentsModule,
+        DiscoveryModule,
         TurnsModule,
         SteersModule,
         ApprovalsModule,

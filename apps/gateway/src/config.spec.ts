@@ -15,6 +15,7 @@ describe('gateway configuration', () => {
       sseMaxStreams: 20_000,
       sseMaxStreamsPerKey: 1_000,
       sseBufferBytes: 262_144,
+      streamReplicas: 1,
     });
   });
 

@@ -26,6 +26,8 @@ export interface GatewayConfig {
   sseMaxStreamsPerKey: number;
   /** Unsent output a stream may hold: past it live messages are dropped, past twice it the stream ends. */
   sseBufferBytes: number;
+  /** Replicas of the KV buckets this gateway makes (the agents'; STEERLINE_STREAM_REPLICAS). */
+  streamReplicas: number;
 }
 
 export interface RateLimit {
@@ -139,5 +141,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string
     sseMaxStreams: e.STEERLINE_SSE_MAX_STREAMS ?? 20_000,
     sseMaxStreamsPerKey: e.STEERLINE_SSE_MAX_STREAMS_PER_KEY ?? 1_000,
     sseBufferBytes: e.STEERLINE_SSE_BUFFER_BYTES ?? 262_144,
+    streamReplicas: e.STEERLINE_STREAM_REPLICAS ?? 1,
   };
 }

@@ -1,6 +1,10 @@
 import { errorFrom, SteerlineClientError } from './errors';
 import { readSse } from './sse';
+import { idleTimer, sleep, type IdleTimer } from './timers';
 import type {
+  Agent,
+  AgentDefinition,
+  AgentList,
   ApprovalAnswer,
   ConversationListPage,
   ConversationSteerOptions,
@@ -8,6 +12,7 @@ import type {
   DroppedReceipt,
   EventsOptions,
   LiveMessage,
+  ModelsAnswer,
   Receipt,
   StartTurnInput,
   StartedTurn,
@@ -15,6 +20,7 @@ import type {
   SteerOptions,
   StreamedEvent,
   StreamedLive,
+  ToolsAnswer,
   TurnView,
 } from './types';
 
@@ -103,6 +109,36 @@ export class SteerlineClient {
 
   async cancel(turnId: string, reason?: string): Promise<void> {
     await this.json('POST', `/v1/turns/${seg(turnId)}/cancel`, reason === undefined ? {} : { body: { reason } });
+  }
+
+  /** Version 1 of a new agent; `already_exists` when the tenant has one of that name. */
+  createAgent(name: string, definition: AgentDefinition): Promise<Agent> {
+    return this.json('POST', '/v1/agents', { body: { name, ...definition } });
+  }
+
+  /** The agent's next version from a whole definition; earlier versions stay as they were. */
+  updateAgent(name: string, definition: AgentDefinition): Promise<Agent> {
+    return this.json('PUT', `/v1/agents/${seg(name)}`, { body: definition });
+  }
+
+  /** The agent's latest version, or `version`. */
+  getAgent(name: string, version?: number): Promise<Agent> {
+    return this.json('GET', `/v1/agents/${seg(name)}${version === undefined ? '' : `/versions/${version}`}`);
+  }
+
+  /** The tenant's agents, each at its latest version. */
+  listAgents(): Promise<AgentList> {
+    return this.json('GET', '/v1/agents');
+  }
+
+  /** The tools the tenant's turns are offered now. */
+  listTools(): Promise<ToolsAnswer> {
+    return this.json('GET', '/v1/tools');
+  }
+
+  /** The model providers and endpoints configured (never a key). */
+  listModels(): Promise<ModelsAnswer> {
+    return this.json('GET', '/v1/models');
   }
 
   getTurn(turnId: string): Promise<TurnView> {
@@ -248,35 +284,4 @@ function lifecycle(opts: SteerOptions): Record<string, unknown> {
 
 function seg(id: string): string {
   return encodeURIComponent(id);
-}
-
-interface IdleTimer {
-  /** Bytes arrived: start the wait over. */
-  touch(): void;
-  stop(): void;
-}
-
-/** Calls `onIdle` once `ms` pass without a touch (0: never). Unref'd: it never keeps a process alive. */
-function idleTimer(ms: number, onIdle: () => void): IdleTimer {
-  if (!(ms > 0)) return { touch: () => undefined, stop: () => undefined };
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const touch = () => {
-    clearTimeout(timer);
-    timer = setTimeout(onIdle, ms);
-    timer.unref?.();
-  };
-  touch();
-  return { touch, stop: () => clearTimeout(timer) };
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,8 +1,32 @@
-import type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, LiveMessage, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
-
-// Type-only imports: the client has no run-time dependency on the contracts
+// Type-only: the client has no run-time dependency on the contracts
 // (nor on NATS or zod); only `fetch`, which Node 18+ and browsers have.
-export type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, LiveMessage, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView };
+export type {
+  Agent,
+  AgentList,
+  ApprovalAnswer,
+  ApprovalPolicy,
+  Boundary,
+  ConversationListPage,
+  ConversationSummary,
+  ConversationView,
+  DropReason,
+  LiveMessage,
+  ModelEndpointListing,
+  ModelSettings,
+  ModelsAnswer,
+  ModelSpec,
+  PendingApproval,
+  SteerlineEvent,
+  ToolChoice,
+  ToolListing,
+  ToolsAnswer,
+  TurnLimits,
+  TurnView,
+} from '@steerline/contracts';
+import type { ApprovalPolicy, Boundary, DropReason, LiveMessage, ModelSettings, ModelSpec, NextAgentVersionBody, SteerlineEvent, TurnLimits } from '@steerline/contracts';
+
+/** An agent version's definition (docs/design.md §6.1): a model, and optionally instructions, settings, tools and approvals. */
+export type AgentDefinition = Omit<NextAgentVersionBody, 'model'> & { model: StartTurnInput['model'] & {} };
 
 interface ReceiptBase {
   steerId: string;
@@ -42,6 +66,14 @@ export interface StartTurnInput {
   approvals?: ApprovalPolicy;
   /** `queue`: while another turn runs, queue this one to start after it (answer `status: "queued"`, `position`). */
   whenBusy?: 'reject' | 'queue';
+  /** The system prompt (1–100 000 characters). */
+  instructions?: string;
+  /** temperature, topP, maxOutputTokens, toolChoice, parallelToolCalls, stop, seed; each optional. */
+  settings?: ModelSettings;
+  /** The tools the turn may call: names or trailing-`*` patterns (at most 256); absent: every tool of the tenant. */
+  tools?: string[];
+  /** A stored agent: `"reviewer"` (its latest version) or `"reviewer@3"`. The fields above override the agent's. */
+  agent?: string;
 }
 
 /** A started turn, or one queued behind the running turn at `position` (1 = next). */

@@ -73,14 +73,14 @@ export function recordedFieldsOf(fields: AgentFields | undefined): Partial<Agent
 
 /**
  * A start command's agent fields as a turn runs with them. Its `agent` must
- * name a version (`reviewer@3`): the gateway resolves a bare name to the
- * latest version and merges the agent's own fields under the turn's before
- * the command reaches an engine, which has no agent store.
+ * name a version (`reviewer@3`): a start is resolved first (`resolveStartCommand`
+ * in agents.ts, by the gateway and again by the engine's commands), which merges
+ * the agent's own fields under the turn's and pins the version read.
  */
 export function agentFieldsOfStart(command: { instructions?: string; settings?: ModelSettings; tools?: string[]; agent?: string }): AgentFields {
   const ref = command.agent === undefined ? undefined : parseAgentRef(command.agent);
   if (ref && ref.version === undefined) {
-    throw new SteerlineError('invalid_request', `agent: ${command.agent} names no version; an engine runs an agent as name@version (the gateway resolves the latest)`);
+    throw new SteerlineError('invalid_request', `agent: ${command.agent} names no version; a turn runs an agent as name@version (resolved from the agent store first)`);
   }
   return agentFieldsOf({ ...command, agent: ref as AgentVersion | undefined });
 }

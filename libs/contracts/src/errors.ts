@@ -10,6 +10,8 @@ export const ERROR_CODES = [
   'already_delivered',
   'steer_dropped',
   'already_decided',
+  /** A named thing (an agent) the tenant already has. */
+  'already_exists',
   'turn_queue_full',
   'rate_limited',
   'payload_too_large',
@@ -30,6 +32,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   already_delivered: 409,
   steer_dropped: 409,
   already_decided: 409,
+  already_exists: 409,
   turn_queue_full: 429,
   rate_limited: 429,
   payload_too_large: 413,

@@ -7,6 +7,7 @@ export * from './subjects';
 export * from './models';
 export * from './agent-fields';
 export * from './discovery';
+export * from './agents';
 export * from './events';
 export * from './decode';
 export * from './commands';

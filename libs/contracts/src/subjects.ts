@@ -70,6 +70,8 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     enginesBucket: `${prefix}_engines`,
     /** KV bucket: every gateway's shared token bucket per API key (rate limits across gateways). */
     rateLimitsBucket: `${prefix}_ratelimits`,
+    /** KV bucket: every tenant's agent versions, one create-only key per version (docs/design.md §6.1). */
+    agentsBucket: `${prefix}_agents`,
   };
 }
 export type Subjects = ReturnType<typeof subjects>;

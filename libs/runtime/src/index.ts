@@ -13,3 +13,4 @@ export * from './asyncapi';
 export * from './contract-files';
 export * from './logging';
 export * from './metrics-endpoint';
+export * from './agent-store';

@@ -1,5 +1,5 @@
 import { h, type RefObject, type VNode } from 'preact';
-import type { StartTurnInput } from '@steerline/client';
+import type { Agent, StartTurnInput } from '@steerline/client';
 
 /** The default demo: two sleeps, time enough to type a steer while the tool runs, then an answer. */
 export const DEMO_SCRIPT = [
@@ -23,6 +23,13 @@ export interface ComposerProps {
   running: boolean;
   model: ModelChoice;
   textarea: RefObject<HTMLTextAreaElement | null>;
+  /** The tenant's agents (GET /v1/agents), each at its latest version. */
+  agents: Agent[];
+  /** The agent new turns run, by name (its latest version); '' : the model below. */
+  agent: string;
+  onAgent(name: string): void;
+  /** The picker got focus: time to read the agents again. */
+  onAgentsWanted(): void;
   onText(text: string): void;
   onModel(model: ModelChoice): void;
   /** Enter: steer the running turn, or start one. */
@@ -62,9 +69,10 @@ export function Composer(p: ComposerProps): VNode<any> {
     }),
     h('p', { id: 'composer-hint', class: 'hint' }, `${hint}; Shift+Enter adds a line; Alt+Enter queues a follow-up turn.`),
     h('div', { class: 'buttons' }, h('button', { type: 'submit' }, p.running ? 'Steer' : 'Start turn'), h('button', { type: 'button', onClick: p.onQueue }, 'Queue follow-up turn')),
+    h(AgentPicker, p),
     h(
       'details',
-      { class: 'model' },
+      { class: 'model', hidden: p.agent !== '' },
       h('summary', null, `Model for new turns: ${p.model.provider}${p.model.provider === 'scripted' ? ' (demo script)' : ` ${p.model.name}`}`),
       h('label', { for: 'provider' }, 'Provider'),
       h(
@@ -85,6 +93,28 @@ export function Composer(p: ComposerProps): VNode<any> {
           ],
     ),
   );
+}
+
+/** Which stored agent new turns run; "none" leaves the model choice below in charge. */
+function AgentPicker(p: ComposerProps): VNode<any> {
+  const chosen = p.agents.find((a) => a.name === p.agent);
+  return h(
+    'div',
+    { class: 'agent-picker' },
+    h('label', { for: 'agent' }, 'Agent for new turns'),
+    h(
+      'select',
+      { id: 'agent', value: p.agent, onFocus: p.onAgentsWanted, onChange: (e: Event) => p.onAgent((e.target as HTMLSelectElement).value) },
+      h('option', { value: '' }, 'none (the model below)'),
+      p.agents.map((a) => h('option', { key: a.name, value: a.name }, `${a.name} (version ${a.version})`)),
+    ),
+    chosen && h('p', { class: 'hint' }, `${chosen.description ?? chosen.name}: ${chosen.model.provider}${'name' in chosen.model && chosen.model.provider !== 'scripted' ? ` ${chosen.model.name}` : ''}, its latest version when the turn starts.`),
+  );
+}
+
+/** What a new turn runs: the chosen agent, or the chosen model. */
+export function turnInput(prompt: string, agent: string, model: ModelChoice): StartTurnInput {
+  return agent ? { prompt, agent } : { prompt, model: modelSpec(model) };
 }
 
 /** The turn's model as the API takes it; throws on a script that is not JSON. */

@@ -14,10 +14,11 @@ export interface TimelineActions {
 /** One turn: what the model and the tools did, and every steer with its state, in the order it happened. */
 export function TurnTimeline({ turn, actions }: { turn: TurnEntry; actions: TimelineActions }): VNode<any> {
   const live = turn.status === 'running' || turn.status === 'queued';
-  const title = `Turn ${short(turn.turnId)}: ${turn.status}${turn.status === 'queued' && turn.queuePosition ? ` (position ${turn.queuePosition})` : ''}`;
+  const agent = turn.agent ? `agent ${turn.agent.name}, version ${turn.agent.version}` : undefined;
+  const title = `Turn ${short(turn.turnId)}: ${turn.status}${turn.status === 'queued' && turn.queuePosition ? ` (position ${turn.queuePosition})` : ''}${agent ? ` — ${agent}` : ''}`;
   return h(
     'section',
-    { class: `turn turn-${turn.status}`, 'aria-label': title, 'data-turn': turn.turnId },
+    { class: `turn turn-${turn.status}`, 'aria-label': title, 'data-turn': turn.turnId, ...(turn.agent && { 'data-agent': `${turn.agent.name}@${turn.agent.version}` }) },
     h('h3', null, title, live && h('button', { type: 'button', class: 'cancel', onClick: () => actions.cancel(turn.turnId) }, turn.status === 'queued' ? 'Cancel queued turn' : 'Cancel turn')),
     h('p', { class: 'prompt' }, h('span', { class: 'label' }, 'Prompt: '), turn.prompt),
     h('ol', { class: 'timeline' }, turn.items.map((item) => h('li', { key: itemKey(item), class: `item item-${item.kind}`, 'data-kind': item.kind }, renderItem(turn, item, actions)))),

@@ -15,16 +15,18 @@ import { request, serve } from '@steerline/runtime';
 import { Logger } from '@nestjs/common';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { TurnRegistry } from '../turn/turn.registry';
+import { AgentResolution } from './agent-resolution';
 
 const logger = new Logger('EngineCommands');
 export const onError = (err: unknown, context: { subject: string }) =>
   logger.error({ message: 'command failed or its reply could not be sent', subject: context.subject, error: (err as Error)?.message, code: (err as { code?: string })?.code });
 
 /** The engine's queue-group subjects: any instance may answer. */
-export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry): Subscription[] {
+export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry, streamReplicas = 1): Subscription[] {
+  const agents = new AgentResolution(nc, s, streamReplicas);
   return [
     serve(nc, s.createConversation, (body) => createConversation(parseBody(CreateConversationCommand, body), s, log), { queue: s.engineQueue, onError }),
-    serve(nc, s.startTurn, (body) => startOrQueue(nc, s, turns, parseBody(StartTurnCommand, body)), { queue: s.engineQueue, onError }),
+    serve(nc, s.startTurn, async (body) => startOrQueue(nc, s, turns, await agents.resolve(parseBody(StartTurnCommand, body))), { queue: s.engineQueue, onError }),
   ];
 }
 

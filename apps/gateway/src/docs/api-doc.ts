@@ -3,8 +3,8 @@ import type { z } from 'zod';
 
 export const API_DOC = 'steerline:api-doc';
 
-/** A response: its description, and the schema of its JSON body (a zod schema, or JSON Schema). */
-export type ResponseDoc = string | { description: string; schema?: z.ZodType | object; contentType?: string };
+/** A response: its description, and the schema of its body (a zod schema, or JSON Schema) under each media type it is sent as (default JSON). */
+export type ResponseDoc = string | { description: string; schema?: z.ZodType | object; contentType?: string | readonly string[] };
 
 /** What the OpenAPI document says about one route, next to the route itself. */
 export interface RouteDoc {

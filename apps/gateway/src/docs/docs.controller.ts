@@ -4,7 +4,7 @@ import { Public } from '../auth/auth.guard';
 import type { HttpResponse } from '../http/http.types';
 import { ApiDoc } from './api-doc';
 import { OpenApiBuilder } from './openapi';
-import { REFERENCE_ASSETS, REFERENCE_CSP, REFERENCE_PAGE, wantsPlainPage } from './reference-page';
+import { ASSET_MEDIA_TYPES, REFERENCE_ASSETS, REFERENCE_CSP, REFERENCE_PAGE, wantsPlainPage } from './reference-page';
 
 /**
  * The API described by itself: OpenAPI JSON, an interactive reference for
@@ -39,7 +39,7 @@ export class DocsController {
   @ApiDoc({
     summary: 'A file of the interactive reference',
     params: { file: { description: 'the file name', schema: { type: 'string', enum: Object.keys(REFERENCE_ASSETS) }, example: 'swagger-ui.css' } },
-    responses: { 200: { description: 'the file', contentType: 'text/plain', schema: { type: 'string' } }, 404: 'not_found: no such file' },
+    responses: { 200: { description: 'the file', contentType: ASSET_MEDIA_TYPES, schema: { type: 'string' } }, 404: 'not_found: no such file' },
   })
   asset(@Param('file') file: string, @Res({ passthrough: true }) res: HttpResponse): StreamableFile | string {
     const asset = Object.hasOwn(REFERENCE_ASSETS, file) ? REFERENCE_ASSETS[file] : undefined;

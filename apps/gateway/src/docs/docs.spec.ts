@@ -13,7 +13,7 @@ describe('the reference page and its examples', () => {
     expect(errorCodesOf(429, 'queue_full; rate_limited (Retry-After)')).toEqual(['queue_full', 'rate_limited']);
     expect(errorCodesOf(409, 'steer_dropped {reason, text, …}')).toEqual(['steer_dropped']);
     expect(errorCodesOf(409, 'steer_dropped within the wait; turn_not_running; turn_moved_on')).toEqual(['steer_dropped', 'turn_not_running', 'turn_moved_on']);
-    expect(errorCodesOf(409, 'conflict')).toEqual(['turn_not_running', 'turn_already_running', 'turn_moved_on', 'already_delivered', 'steer_dropped', 'already_decided']);
+    expect(errorCodesOf(409, 'conflict')).toEqual(['turn_not_running', 'turn_already_running', 'turn_moved_on', 'already_delivered', 'steer_dropped', 'already_decided', 'already_exists']);
     expect(errorCodesOf(503, 'unavailable {steerId}')).toEqual(['unavailable']);
     for (const [code, body] of Object.entries(ERROR_EXAMPLES)) expect(body.code).toBe(code);
   });

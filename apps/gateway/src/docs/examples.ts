@@ -10,6 +10,7 @@ import toolCallFinished from '../../../../libs/contracts/src/fixtures/ToolCallFi
 import turnCancelled from '../../../../libs/contracts/src/fixtures/TurnCancelled.v1.json';
 import turnCompleted from '../../../../libs/contracts/src/fixtures/TurnCompleted.v1.json';
 import turnStarted from '../../../../libs/contracts/src/fixtures/TurnStarted.v1.json';
+import { AGENT_EXAMPLES } from './agent-examples';
 
 /**
  * An example of each request body and each answer in the OpenAPI document,
@@ -90,6 +91,7 @@ export const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
     text: dropped.text,
   },
   already_decided: { code: 'already_decided', message: 'tool call call_1_0 was already approved', toolCallId: 'call_1_0', decision: 'approved', by: 'user' },
+  already_exists: { code: 'already_exists', message: 'agent reviewer already exists: PUT /v1/agents/reviewer makes its next version', agent: 'reviewer' },
   turn_queue_full: { code: 'turn_queue_full', message: '10 turns already wait in this conversation', maxQueuedTurns: 10 },
   rate_limited: { code: 'rate_limited', message: 'too many requests: at most 100/s (burst 200) per API key', retryAfterSeconds: 1 },
   payload_too_large: { code: 'payload_too_large', message: `the request body is larger than ${BODY_MAX_BYTES} bytes` },
@@ -118,7 +120,7 @@ export const EXAMPLES: Record<string, OperationExamples> = {
   withdrawSteer: { responses: { 200: dropped } },
   editSteer: { request: { text: 'Keep the public API unchanged, and say so' }, responses: { 200: { ...queued, text: 'Keep the public API unchanged, and say so' } } },
   decideToolApproval: { request: { decision: 'approve', reason: 'fine' }, responses: { 200: { toolCallId: 'call_1_0', decision: 'approved', reason: 'fine', by: 'user' } } },
-  startTurn: { request: { prompt: turnStarted.data.prompt, model: turnStarted.data.model, limits: turnStarted.data.limits }, responses: { 202: { turnId, status: 'running' } } },
+  startTurn: { request: { prompt: turnStarted.data.prompt, agent: 'reviewer@3', settings: { temperature: 0.2 }, limits: turnStarted.data.limits }, responses: { 202: { turnId, status: 'running' } } },
   getTurn: { responses: { 200: turnView } },
   cancelTurn: { request: { reason: turnCancelled.data.reason }, responses: { 202: { accepted: true } } },
   createConversation: { request: {}, responses: { 201: { id: conversationId } } },
@@ -145,4 +147,5 @@ export const EXAMPLES: Record<string, OperationExamples> = {
   getReference: { responses: { 200: '<!doctype html><html lang="en"><head><title>Steerline API</title></head>…</html>' } },
   getOpenApiDocument: { responses: { 200: { openapi: '3.1.0', info: { title: 'Steerline', version: '1' }, paths: {} } } },
   getReferenceAsset: { responses: { 200: '/* swagger-ui.css */' } },
+  ...AGENT_EXAMPLES,
 };

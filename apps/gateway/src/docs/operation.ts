@@ -57,7 +57,8 @@ function responseObject(status: number, response: ResponseDoc, example: unknown)
   if (status >= 400) return errorResponse(status, description);
   if (!schema) return { description };
   const media = { schema: schema instanceof z.ZodType ? jsonSchema(schema) : schema, ...(example !== undefined ? { example } : {}) };
-  return { description, content: { [contentType ?? 'application/json']: media } };
+  const types: readonly string[] = typeof contentType === 'string' ? [contentType] : (contentType ?? ['application/json']);
+  return { description, content: Object.fromEntries(types.map((type) => [type, media])) };
 }
 
 /** An error answer, with an example of each code it may carry. */

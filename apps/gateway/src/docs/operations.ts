@@ -13,6 +13,8 @@ export const TAGS = [
   { name: 'steers', description: 'Steer a running turn and follow each steer to its one receipt.' },
   { name: 'turns', description: 'Start, read and cancel turns.' },
   { name: 'conversations', description: 'Conversations, their read model and their live events.' },
+  { name: 'agents', description: 'Versioned agents: a tenant’s named model, instructions, settings, tools and approvals, which a turn runs by name.' },
+  { name: 'discovery', description: 'What a tenant’s turns can use: the tools they are offered and the model endpoints configured.' },
   { name: 'operations', description: 'Health, readiness and metrics for operators.' },
   { name: 'docs', description: 'This reference and the machine-readable document behind it.' },
 ] as const;
@@ -105,6 +107,33 @@ export const OPERATIONS: Record<string, OperationMeta> = {
     operationId: 'streamConversationEvents',
     tag: 'conversations',
     description: 'Server-Sent Events: the conversation’s events from the log, then live; resumable on any gateway with Last-Event-ID.',
+  },
+  'POST /v1/agents': {
+    operationId: 'createAgent',
+    tag: 'agents',
+    description:
+      'Creates version 1 of a named agent for the caller’s tenant: a model, and optionally instructions, settings, a tool allow-list and approvals. ' +
+      'A turn runs it with `agent: "<name>"` (the latest version) or `"<name>@<version>"`; the turn’s own fields override the agent’s.',
+  },
+  'GET /v1/agents': { operationId: 'listAgents', tag: 'agents', description: 'The tenant’s agents, each at its latest version, by name. Another tenant’s agents are never listed.' },
+  'GET /v1/agents/{name}': { operationId: 'getAgent', tag: 'agents', description: 'The agent’s latest version: what a turn naming it without a version runs.' },
+  'PUT /v1/agents/{name}': {
+    operationId: 'updateAgent',
+    tag: 'agents',
+    description: 'Makes the agent’s next version from a whole definition (not a patch). Earlier versions stay as they were: a version never changes, and turns that named it keep it.',
+  },
+  'GET /v1/agents/{name}/versions/{version}': { operationId: 'getAgentVersion', tag: 'agents', description: 'One version of the agent, as it was made.' },
+  'GET /v1/tools': {
+    operationId: 'listTools',
+    tag: 'discovery',
+    description:
+      'The tools the tenant’s turns are offered now, as the engine has them: built-in tools, remote tools of services over NATS, and MCP servers’ tools. ' +
+      'Each with its description, the JSON Schema of its arguments, its source and whether it asks for approval by default. A turn’s `tools` allow-list picks from these.',
+  },
+  'GET /v1/models': {
+    operationId: 'listModels',
+    tag: 'discovery',
+    description: 'The model providers and the named endpoints the engines have configured (STEERLINE_MODELS, and `default` for the OPENAI_* / ANTHROPIC_* variables). Never a key or a header value.',
   },
   'GET /healthz': { operationId: 'getHealth', tag: 'operations', description: 'Liveness: the process answers. Needs no API key.' },
   'GET /readyz': {

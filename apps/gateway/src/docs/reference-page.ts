@@ -71,6 +71,9 @@ export const REFERENCE_ASSETS: Record<string, Asset> = {
   'reference.css': { contentType: 'text/css; charset=utf-8', open: () => REFERENCE_STYLE },
 };
 
+/** The media types of the files above, as the document lists them (without parameters). */
+export const ASSET_MEDIA_TYPES = [...new Set(Object.values(REFERENCE_ASSETS).map((a) => a.contentType.split(';')[0]))];
+
 /**
  * Terminals and scripts get the plain page: with `?plain`, or when the client
  * does not ask for HTML (curl sends `Accept: *\/*`). Browsers ask for text/html.

@@ -17,6 +17,7 @@ type Req = Record<string | symbol, any> & { raw: IncomingMessage & { observed?: 
  * - a reply's `setHeader`/`status`/`json` go through Fastify; `writeHead` takes the
  *   response over from Fastify (`hijack`) with the headers set so far, for a stream
  *   the handler writes itself (`write`, `end`, the writable state, `close`) on the socket;
+ *   a first `write` without `writeHead` takes it over the same way;
  * - a request's `route.path` is the route's template, `is()` tests its media type.
  * JSON bodies are read by our own parser (the contract's size limit; an empty body
  * reads as none); bodies of any other type are left unread, as `JsonBody` refuses them.
@@ -68,6 +69,10 @@ export function gatewayHttpAdapter(): FastifyAdapter {
     return this;
   });
   reply('write', function (this: Reply, chunk: string | Uint8Array) {
+    // A body written without writeHead first (the conversation stream) takes the
+    // response over here, or Node would send its implicit head without the
+    // headers set through Fastify, Content-Type among them.
+    if (!this.raw.headersSent) (this as unknown as { writeHead(status: number): unknown }).writeHead(this.statusCode as number);
     return this.raw.write(chunk);
   });
   reply('end', function (this: Reply, body?: string | Uint8Array) {

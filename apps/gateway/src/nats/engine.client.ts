@@ -13,10 +13,12 @@ import {
   type SubmitConversationSteerCommand,
   type SubmitSteerCommand,
   type Subjects,
+  type ModelsAnswer,
+  type ToolsAnswer,
   type WithdrawSteerCommand,
 } from '@steerline/contracts';
 import { request } from '@steerline/runtime';
-import { COMMAND_TIMEOUT_MS, NATS_CONNECTION, SUBJECTS } from './nats.tokens';
+import { COMMAND_TIMEOUT_MS, NATS_CONNECTION, QUERY_TIMEOUT_MS, SUBJECTS } from './nats.tokens';
 import { EventLogClient } from './event-log.client';
 import { ReadModelsClient } from './read-models.client';
 
@@ -40,6 +42,16 @@ export class EngineClient {
 
   startTurn(body: StartTurnCommand): Promise<StartTurnAnswer> {
     return request(this.nc, this.s.startTurn, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'unavailable' });
+  }
+
+  /** The tools the tenant's turns are offered now, as an engine has them (any engine: they share their configuration). */
+  tools(tenantId: string): Promise<ToolsAnswer> {
+    return request(this.nc, this.s.queryTools, { tenantId }, { timeoutMs: QUERY_TIMEOUT_MS, noResponders: 'unavailable' });
+  }
+
+  /** The providers and named endpoints an engine has configured, without keys. */
+  models(tenantId: string): Promise<ModelsAnswer> {
+    return request(this.nc, this.s.queryModels, { tenantId }, { timeoutMs: QUERY_TIMEOUT_MS, noResponders: 'unavailable' });
   }
 
   steerTurn(turnId: string, body: SubmitSteerCommand): Promise<Receipt> {

@@ -1,5 +1,6 @@
 import { Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import { StartTurnAnswerSchema, type StartTurnAnswer, type TurnView, TurnViewSchema } from '@steerline/contracts';
+import { AgentsService } from '../agents/agents.service';
 import { Tenant } from '../auth/auth.guard';
 import { ApiDoc } from '../docs/api-doc';
 import { JsonBody, UuidPipe } from '../http/params';
@@ -15,6 +16,7 @@ export class TurnsController {
     @Inject(EngineClient) private readonly engine: EngineClient,
     @Inject(ReadModelsClient) private readonly reads: ReadModelsClient,
     @Inject(EventLogClient) private readonly eventLog: EventLogClient,
+    @Inject(AgentsService) private readonly agents: AgentsService,
   ) {}
 
   /** 202: the turn runs on after the answer; its progress is read from the log. */
@@ -22,11 +24,14 @@ export class TurnsController {
   @HttpCode(202)
   @ApiDoc({
     summary: 'Start a turn; it runs on after the answer. With whenBusy "queue" while a turn runs, it is queued behind it',
+    description:
+      'A turn may run a stored agent: `agent: "reviewer"` (its latest version) or `"reviewer@3"`. Any field the turn gives (model, instructions, tools, approvals) overrides the agent’s; ' +
+      '`settings` merge key by key. TurnStarted records the agent, the version that ran and the resolved fields.',
     body: StartTurnBody,
     responses: {
       202: { description: 'started {turnId, status: "running"}, or queued {turnId, status: "queued", position}', schema: StartTurnAnswerSchema },
-      400: 'invalid_request (bad body, unknown or unconfigured model provider)',
-      404: 'not_found: no such conversation for this tenant',
+      400: 'invalid_request (bad body, naming the field; unknown or unconfigured model provider or endpoint; a tool choice the allow-list does not allow)',
+      404: 'not_found: no such conversation, or no such agent or agent version, for this tenant',
       409: 'turn_already_running (without whenBusy "queue")',
       413: 'payload_too_large: the body is over 256 KiB (a prompt of 100 000 four-byte characters is), or the command over what NATS carries',
       429: 'turn_queue_full: 10 turns already wait in this conversation',
@@ -42,7 +47,8 @@ export class TurnsController {
     // engine that answers turn_already_running first would reveal that another
     // tenant's conversation exists.
     await this.eventLog.mustExist(tenantId, conversationId);
-    return this.engine.startTurn({ tenantId, conversationId, ...body });
+    // Resolved here, so an unknown agent is refused before the engine is asked; pinned to the version read.
+    return this.engine.startTurn(await this.agents.resolve({ tenantId, conversationId, ...body }));
   }
 
   @Get('turns/:tid')

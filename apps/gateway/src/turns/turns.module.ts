@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AgentsModule } from '../agents/agents.module';
 import { TurnsController } from './turns.controller';
 
-@Module({ controllers: [TurnsController] })
+@Module({ imports: [AgentsModule], controllers: [TurnsController] })
 export class TurnsModule {}
