@@ -1,5 +1,5 @@
 import { BODY_MAX_BYTES, ensureStream, jetstreamManager, uuidv7 } from '@steerline/contracts';
-import { answer, json, startHarness, type Harness } from './testing/harness';
+import { answer, json, startHarness, type Harness } from '../../../test/support/gateway-harness';
 
 const KEY = 'acme-secret-key';
 
