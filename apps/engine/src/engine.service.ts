@@ -4,6 +4,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, ENVELOPE_ROOM_BYTES, ensureStream, MAX_OUTPUT_BYTES_DEFAULT, maxPayload, subjects } from '@steerline/contracts';
 import { LivePublisher } from './live/live.publisher';
 import { onError, serveEngineCommands, subscribeQueuedTurn } from './commands/engine.commands';
+import { startModel } from './commands/start-model';
 import { turnSubjects } from './commands/turn.subjects';
 import type { EngineConfig } from './config';
 import { EventLog } from './log/event-log';
@@ -75,8 +76,9 @@ export class EngineService implements OnApplicationShutdown {
       maxOutputBytes: () => Math.min(this.config.maxOutputBytes ?? MAX_OUTPUT_BYTES_DEFAULT, maxPayload(nc) - ENVELOPE_ROOM_BYTES),
       live: new LivePublisher(nc, s),
     });
-    subscribeTurn = turnSubjects(nc, s, this.turns, onError);
-    this.subscriptions = serveEngineCommands(nc, s, log, this.turns);
+    const withModel = startModel({ models: this.models, defaultModel: this.config.defaultModel });
+    subscribeTurn = turnSubjects(nc, s, this.turns, onError, withModel);
+    this.subscriptions = serveEngineCommands(nc, s, log, this.turns, withModel);
     const turns = this.turns;
     this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => turns.holds(turnId) });
     this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));

@@ -16,16 +16,17 @@ import {
 import { Logger } from '@nestjs/common';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { TurnRegistry } from '../turn/turn.registry';
+import type { StartModel, StartTurnWithModel } from './start-model';
 
 const logger = new Logger('EngineCommands');
 export const onError = (err: unknown, context: { subject: string }) =>
   logger.error({ message: 'command failed or its reply could not be sent', subject: context.subject, error: (err as Error)?.message, code: (err as { code?: string })?.code });
 
-/** The engine's queue-group subjects: any instance may answer. */
-export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry): Subscription[] {
+/** The engine's queue-group subjects: any instance may answer. `withModel` gives a start the model it runs with. */
+export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry, withModel: StartModel): Subscription[] {
   return [
     serve(nc, s.createConversation, (body) => createConversation(parseBody(CreateConversationCommand, body), s, log), { queue: s.engineQueue, onError }),
-    serve(nc, s.startTurn, (body) => startOrQueue(nc, s, turns, parseBody(StartTurnCommand, body)), { queue: s.engineQueue, onError }),
+    serve(nc, s.startTurn, (body) => startOrQueue(nc, s, turns, withModel(parseBody(StartTurnCommand, body))), { queue: s.engineQueue, onError }),
   ];
 }
 
@@ -35,7 +36,7 @@ export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventL
  * append to the conversation; when the owner has just let go, the start is
  * tried here again.
  */
-async function startOrQueue(nc: NatsConnection, s: Subjects, turns: TurnRegistry, command: StartTurnCommand): Promise<StartTurnAnswer> {
+async function startOrQueue(nc: NatsConnection, s: Subjects, turns: TurnRegistry, command: StartTurnWithModel): Promise<StartTurnAnswer> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await turns.start(command);

@@ -12,11 +12,11 @@ import {
   type ChatMessage,
   type ModelSpec,
   type StartTurnAnswer,
-  type StartTurnCommand,
   type StoredEvent,
   type Subjects,
   type TurnEvent,
 } from '@steerline/contracts';
+import type { StartTurnWithModel } from '../commands/start-model';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
@@ -98,9 +98,8 @@ export class TurnRegistry {
    * With `whenBusy: "queue"`, a conversation this engine runs a turn of gets the
    * turn queued instead (docs/design.md §8.3).
    */
-  async start(command: StartTurnCommand): Promise<StartTurnAnswer> {
-    const { tenantId, conversationId } = command;
-    const model = command.model ?? DEFAULT_MODEL;
+  async start(command: StartTurnWithModel): Promise<StartTurnAnswer> {
+    const { tenantId, conversationId, model } = command;
     if (!this.deps.models.has(model.provider)) {
       throw new SteerlineError('invalid_request', `model provider ${model.provider} is not configured on this server`);
     }
