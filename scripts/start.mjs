@@ -19,7 +19,7 @@
 //   METRICS_PORT               the engine's /metrics port, persistence's is the next (9101, 9102;
 //                              0: free ports, off: none; lib/metrics-ports.mjs)
 //   STEERLINE_DEFAULT_MODEL    the engine's own; unset (and the scripted model on), npm start sets it
-//                              to the console's demo (apps/console/src/views/demo-model.json)
+//                              to the console's demo (lib/demo-model.json)
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -85,7 +85,7 @@ async function shutdown(reason, exitCode, finalLine) {
  */
 function demoDefaultModel() {
   if (env.STEERLINE_DEFAULT_MODEL || env.STEERLINE_SCRIPTED_MODEL === 'off') return {};
-  const demo = readFileSync(path.join(root, 'apps', 'console', 'src', 'views', 'demo-model.json'), 'utf8');
+  const demo = readFileSync(path.join(root, 'scripts', 'lib', 'demo-model.json'), 'utf8');
   return { STEERLINE_DEFAULT_MODEL: JSON.stringify(JSON.parse(demo)) };
 }
 

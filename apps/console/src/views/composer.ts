@@ -1,11 +1,12 @@
 import { h, type RefObject, type VNode } from 'preact';
 import type { StartTurnInput } from '@steerline/client';
-import demoModel from './demo-model.json';
+// Beside scripts/start.mjs, which runs without apps/ (only scripts/ and dist/ are needed).
+import demoModel from '../../../../scripts/lib/demo-model.json';
 
 /**
  * The default demo: two sleeps, time enough to type a steer while the tool
  * runs, then an answer. `npm start` makes it the model of a turn that names
- * none (STEERLINE_DEFAULT_MODEL, scripts/start.mjs).
+ * none too (STEERLINE_DEFAULT_MODEL, scripts/start.mjs).
  */
 export const DEMO_SCRIPT = demoModel.script;
 
