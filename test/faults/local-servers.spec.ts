@@ -22,16 +22,18 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
   });
 }
 
+/** The namespaces this machine refused, with why: said in one line once the suites are declared. */
+const refused: string[] = [];
+
 /**
  * `describe`, or `describe.skip` where this machine does not let the tests make
  * the namespaces they need: tried (`unshare <flags> true`), not guessed from the
- * uid, and said in one line. Where it is allowed (CI, as root) they run.
+ * uid. Where it is allowed (CI, as root) they run.
  */
 function describeWhereAllowed(flags: string[]): typeof describe {
   const probe = spawnSync('unshare', [...flags, 'true'], { encoding: 'utf8' });
   if (probe.status === 0) return describe;
-  const why = (probe.error?.message ?? probe.stderr).trim().split('\n')[0];
-  process.stderr.write(`test/faults/local-servers.spec.ts: skipped, \`unshare ${flags.join(' ')}\` is not allowed here (${why}); it needs root or CAP_SYS_ADMIN, as CI has\n`);
+  refused.push(`\`unshare ${flags.join(' ')}\` (${(probe.error?.message ?? probe.stderr).trim().split('\n')[0]})`);
   return describe.skip;
 }
 
@@ -136,3 +138,7 @@ describeWhereAllowed(['-n'])('npm test where nothing listens', () => {
     expect(() => execFileSync('test', ['-e', folder])).toThrow();
   }, 120_000);
 });
+
+if (refused.length) {
+  process.stderr.write(`test/faults/local-servers.spec.ts skipped: this machine does not allow ${refused.join(' or ')}; it needs root or CAP_SYS_ADMIN, as CI has\n`);
+}
