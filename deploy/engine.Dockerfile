@@ -23,7 +23,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production
+# The test-only parts off (docs/operations.md § Configuration): no `scripted` model, no `fail` tool.
+ENV NODE_ENV=production STEERLINE_SCRIPTED_MODEL=off STEERLINE_FAIL_TOOL=off
 WORKDIR /app
 # Owned by root and read-only for the service user: a compromised process cannot rewrite its own code.
 COPY --from=deps /src/node_modules ./node_modules

@@ -18,8 +18,10 @@
 //                              longer than the apps' own 15 s shutdown limits)
 //   METRICS_PORT               the engine's /metrics port, persistence's is the next (9101, 9102;
 //                              0: free ports, off: none; lib/metrics-ports.mjs)
+//   STEERLINE_DEFAULT_MODEL    the engine's own; unset (and the scripted model on), npm start sets it
+//                              to the console's demo (lib/demo-model.json)
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { metricsLines, metricsPorts, refuseBusyMetricsPorts } from './lib/metrics-ports.mjs';
@@ -74,6 +76,17 @@ async function shutdown(reason, exitCode, finalLine) {
   output.log(exitCode === 0 ? 'stopped' : `stopped (exit code ${exitCode})`);
   if (finalLine) output.error(finalLine);
   process.exit(exitCode);
+}
+
+/**
+ * A turn that names no model runs the console's demo (two sleeps, then an
+ * answer), unless the user chose a default or turned the scripted model off
+ * (then the engine refuses such a turn, 400, naming STEERLINE_DEFAULT_MODEL).
+ */
+function demoDefaultModel() {
+  if (env.STEERLINE_DEFAULT_MODEL || env.STEERLINE_SCRIPTED_MODEL === 'off') return {};
+  const demo = readFileSync(path.join(root, 'scripts', 'lib', 'demo-model.json'), 'utf8');
+  return { STEERLINE_DEFAULT_MODEL: JSON.stringify(JSON.parse(demo)) };
 }
 
 async function startInfrastructure() {
@@ -142,7 +155,7 @@ async function main() {
   startup = startInfrastructure();
   const urls = await startup;
   if (stopping) return;
-  startServices({ ...env, ...urls });
+  startServices({ ...env, ...demoDefaultModel(), ...urls });
 
   const records = await allReady();
   if (stopping) return;

@@ -6,7 +6,7 @@ import { encodeJson, ensureStream, jetstreamManager, streamConfig } from '@steer
 import { startGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { jsonLogger } from '../../apps/gateway/src/logger';
-import { NATS_URL, startHarness, type Harness } from '../../apps/gateway/src/testing/harness';
+import { NATS_URL, startHarness, type Harness } from '../support/gateway-harness';
 import { openSseWatcher, type SseWatcher } from '../../scripts/bench/sse-watcher';
 import { eventually } from '../support/env';
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import readline from 'node:readline';
 import { createTestDatabase, eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 import { freePort } from '../support/processes';
+import demoModel from '../../scripts/lib/demo-model.json';
 
 const ROOT = join(__dirname, '../..');
 
@@ -47,6 +48,10 @@ describe('npm start supervises its three services', () => {
     const cid = ((await (await fetch(`${url}/v1/conversations`, { method: 'POST' })).json()) as { id: string }).id;
     const turn = await fetch(`${url}/v1/conversations/${cid}/turns`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }) });
     expect(turn.status).toBe(202);
+    // It names no model: npm start gave the engine the console's demo as STEERLINE_DEFAULT_MODEL.
+    const { turnId } = (await turn.json()) as { turnId: string };
+    const started = await eventually(async () => (await nats.readAll()).find((e) => e.event.turnId === turnId && e.event.type === 'TurnStarted')?.event, 10_000, 'the turn to start');
+    expect(started.data).toMatchObject({ model: { provider: 'scripted', script: demoModel.script } });
 
     // 'close', not 'exit': by then every line it printed has been read.
     const exited = new Promise<number | null>((r) => supervisor.once('close', (code) => r(code)));

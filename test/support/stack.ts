@@ -56,16 +56,20 @@ export interface StackOptions {
   databaseUrl?: (url: string) => string;
 }
 
+/** What a test's turn that names no model runs with: a script that answers "done" at once. */
+export const TEST_DEFAULT_MODEL = '{"provider":"scripted","script":[]}';
+
 /** The three services in this process on a fresh stream and database, over real NATS and PostgreSQL. */
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const prefix = uniquePrefix();
-  const env = { NATS_URL, STEERLINE_PREFIX: prefix, ...opts.env };
+  const env = { NATS_URL, STEERLINE_PREFIX: prefix, STEERLINE_DEFAULT_MODEL: TEST_DEFAULT_MODEL, ...opts.env };
   const db = await createTestDatabase();
   const nats = await openNats(prefix, env.NATS_URL);
   const persistence = await startPersistence(loadPersistenceConfig({ ...env, DATABASE_URL: opts.databaseUrl?.(db.url) ?? db.url }), { logger: quiet() });
   const engine = opts.engine === false ? undefined : await startEngine({ ...loadEngineConfig(env), leaseMs: opts.leaseMs ?? 5000 }, process.env.STEERLINE_TEST_ENGINE_LOGS ? {} : { logger: false });
   const model = new RecordingModel(new ScriptedModel());
-  engine?.service.models.register('scripted', model);
+  // Recorded where the engine offers it (not with STEERLINE_SCRIPTED_MODEL=off).
+  if (engine?.service.models.has('scripted')) engine.service.models.register('scripted', model);
   const gateway = await startGateway(loadGatewayConfig({ ...env, PORT: '0' }), { logger: createLogger({ level: 'error' }) });
   const url = gateway.url;
   return {

@@ -1,10 +1,12 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, uuidv7 } from '@steerline/contracts';
+import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, ModelSpecSchema, uuidv7, type ModelSpec } from '@steerline/contracts';
 import { METRICS_PORTS, metricsEnv, metricsListen, type MetricsListen } from '@steerline/runtime';
 import type { AnthropicConfig } from './models/anthropic/anthropic.model';
+import { offeredProviders, providerOff } from './models/model.registry';
 import type { OpenAIConfig } from './models/openai/openai.model';
 import { loadModelEndpoints, MAX_TOKENS_PARAMS, type NamedEndpoint } from './models/model.endpoints';
+import { BUILTIN_TOOLS } from './tools/tool.registry';
 import type { RemoteToolOptions } from './tools/remote/remote-tool.directory';
 import { loadMcpConfig, type McpServerConfig } from './tools/mcp/mcp.config';
 import type { McpToolOptions } from './tools/mcp/mcp-tool.source';
@@ -12,6 +14,7 @@ import type { McpToolOptions } from './tools/mcp/mcp-tool.source';
 /** An empty variable counts as unset, as in most shells' `VAR= cmd`. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 const millis = (min: number, fallback: number) => z.coerce.number().int().min(min).max(3_600_000).default(fallback);
+const onOff = (fallback: 'on' | 'off') => optional(z.enum(['on', 'off'], { error: 'on or off' })).transform((v) => (v ?? fallback) === 'on');
 
 const EngineEnv = z.object({
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
@@ -19,6 +22,11 @@ const EngineEnv = z.object({
   STEERLINE_ENGINE_ID: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only').optional(),
   /** Comma-separated names of the built-in tools to offer; unset: all, empty: none. */
   STEERLINE_BUILTIN_TOOLS: z.string().optional(),
+  /** The test-only parts (docs/design.md §7): on for `npm start` and the tests, off in deploy/. */
+  STEERLINE_SCRIPTED_MODEL: onOff('on'),
+  STEERLINE_FAIL_TOOL: onOff('on'),
+  /** The model of a turn that names none (JSON); unset: such a turn is refused. */
+  STEERLINE_DEFAULT_MODEL: optional(z.string()),
   STEERLINE_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** How long an engine's lease on its turns lasts without a heartbeat; its turns are settled after. */
   STEERLINE_ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(5000),
@@ -54,7 +62,12 @@ export interface EngineConfig {
   natsUrl: string;
   prefix: string;
   engineId: string;
+  /** The built-in tools to offer; absent: all. */
   builtinTools?: string[];
+  /** false: the `scripted` provider is not offered (STEERLINE_SCRIPTED_MODEL=off); absent: it is. */
+  scriptedModel?: boolean;
+  /** What a turn that names no model runs with (STEERLINE_DEFAULT_MODEL); absent: such a turn is refused. */
+  defaultModel?: ModelSpec;
   streamReplicas: number;
   leaseMs: number;
   resumeLimit: number;
@@ -82,6 +95,9 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     throw new Error(`invalid engine configuration: ${String(issue.path[0])}: ${issue.message}`);
   }
   const e = parsed.data;
+  const fail = (variable: string, message: string): never => {
+    throw new Error(`invalid engine configuration: ${variable}: ${message}`);
+  };
   let mcpServers: McpServerConfig[] | undefined;
   let endpoints: NamedEndpoint[] | undefined;
   try {
@@ -90,11 +106,12 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
   } catch (err) {
     throw new Error(`invalid engine configuration: ${(err as Error).message}`);
   }
-  return {
+  const config: EngineConfig = {
     natsUrl: e.NATS_URL,
     prefix: e.STEERLINE_PREFIX,
     engineId: e.STEERLINE_ENGINE_ID ?? `${hostname().replace(/[^A-Za-z0-9_-]/g, '-')}-${process.pid}-${uuidv7().slice(-6)}`,
-    builtinTools: e.STEERLINE_BUILTIN_TOOLS === undefined ? undefined : e.STEERLINE_BUILTIN_TOOLS.split(',').map((s) => s.trim()).filter(Boolean),
+    builtinTools: builtinTools(e.STEERLINE_BUILTIN_TOOLS, e.STEERLINE_FAIL_TOOL, fail),
+    scriptedModel: e.STEERLINE_SCRIPTED_MODEL,
     streamReplicas: e.STEERLINE_STREAM_REPLICAS,
     leaseMs: e.STEERLINE_ENGINE_LEASE_MS,
     resumeLimit: e.STEERLINE_RESUME_LIMIT,
@@ -126,4 +143,45 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     maxOutputBytes: e.STEERLINE_MAX_OUTPUT_BYTES,
     metrics: metricsListen(e),
   };
+  if (e.STEERLINE_DEFAULT_MODEL !== undefined) {
+    let model: ModelSpec;
+    try {
+      model = parseDefaultModel(e.STEERLINE_DEFAULT_MODEL);
+    } catch (err) {
+      return fail('STEERLINE_DEFAULT_MODEL', (err as Error).message);
+    }
+    if (!offeredProviders(config).includes(model.provider)) fail('STEERLINE_DEFAULT_MODEL', providerOff(model.provider));
+    config.defaultModel = model;
+  }
+  return config;
+}
+
+/**
+ * STEERLINE_DEFAULT_MODEL's value: a model as a turn names it, in JSON, e.g.
+ * `{"provider":"openai","name":"gpt-4o-mini"}`. Throws what is wrong with it,
+ * in a few words, for the one start-up error line.
+ */
+export function parseDefaultModel(text: string): ModelSpec {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error('not JSON; give a model as a turn names it, e.g. {"provider":"openai","name":"gpt-4o-mini"}');
+  }
+  const parsed = ModelSpecSchema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new Error(`not a model: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`);
+}
+
+const BUILTIN_NAMES = BUILTIN_TOOLS.map((t) => t.spec.name);
+
+/** The built-ins to offer: those listed (unset: all), without `fail` when STEERLINE_FAIL_TOOL=off. */
+function builtinTools(listed: string | undefined, failTool: boolean, fail: (variable: string, message: string) => never): string[] {
+  const names = listed === undefined ? BUILTIN_NAMES : listed.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.find((name) => !BUILTIN_NAMES.includes(name));
+  if (unknown) fail('STEERLINE_BUILTIN_TOOLS', `${unknown} is not a built-in tool (${BUILTIN_NAMES.join(', ')})`);
+  if (failTool) return names;
+  if (listed !== undefined && names.includes('fail')) fail('STEERLINE_BUILTIN_TOOLS', 'lists fail, which STEERLINE_FAIL_TOOL=off turns off');
+  return names.filter((name) => name !== 'fail');
 }

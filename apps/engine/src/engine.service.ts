@@ -5,6 +5,7 @@ import { ENVELOPE_ROOM_BYTES, MAX_OUTPUT_BYTES_DEFAULT, subjects } from '@steerl
 import { connectNats, ensureStream, maxPayload } from '@steerline/runtime';
 import { LivePublisher } from './live/live.publisher';
 import { onError, serveEngineCommands, subscribeQueuedTurn } from './commands/engine.commands';
+import { startModel } from './commands/start-model';
 import { turnSubjects } from './commands/turn.subjects';
 import { serveDiscovery } from './commands/discovery.commands';
 import type { EngineConfig } from './config';
@@ -77,8 +78,9 @@ export class EngineService implements OnApplicationShutdown {
       maxOutputBytes: () => Math.min(this.config.maxOutputBytes ?? MAX_OUTPUT_BYTES_DEFAULT, maxPayload(nc) - ENVELOPE_ROOM_BYTES),
       live: new LivePublisher(nc, s),
     });
-    subscribeTurn = turnSubjects(nc, s, this.turns, onError);
-    this.subscriptions = [...serveEngineCommands(nc, s, log, this.turns, this.config.streamReplicas), ...serveDiscovery(nc, s, tools, this.models)];
+    const withModel = startModel({ models: this.models, defaultModel: this.config.defaultModel });
+    subscribeTurn = turnSubjects(nc, s, this.turns, onError, withModel);
+    this.subscriptions = [...serveEngineCommands(nc, s, log, this.turns, withModel, this.config.streamReplicas), ...serveDiscovery(nc, s, tools, this.models)];
     const turns = this.turns;
     this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => turns.holds(turnId) });
     this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));

@@ -1,6 +1,6 @@
 import { BODY_MAX_BYTES, uuidv7 } from '@steerline/contracts';
 import { ensureStream, jetstreamManager } from '@steerline/runtime';
-import { answer, json, startHarness, type Harness } from './testing/harness';
+import { answer, json, startHarness, type Harness } from '../../../test/support/gateway-harness';
 
 const KEY = 'acme-secret-key';
 

@@ -26,6 +26,7 @@ export const DEFAULT_ENDPOINT = 'default';
 
 export const ModelSpecSchema = z.discriminatedUnion('provider', [ScriptedModelSchema, OpenAIModelSchema, AnthropicModelSchema]);
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;
+/** The scripted model with an empty script. Not what a turn that names no model runs with: that is the engine's STEERLINE_DEFAULT_MODEL. */
 export const DEFAULT_MODEL: ModelSpec = { provider: 'scripted', name: 'scripted', script: [] };
 
 export const ToolCallSchema = z.object({ id: z.string().min(1), name: z.string().min(1), args: z.record(z.string(), z.unknown()) }).strict();

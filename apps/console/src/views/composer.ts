@@ -1,12 +1,14 @@
 import { h, type RefObject, type VNode } from 'preact';
 import type { Agent, StartTurnInput } from '@steerline/client';
+// Beside scripts/start.mjs, which runs without apps/ (only scripts/ and dist/ are needed).
+import demoModel from '../../../../scripts/lib/demo-model.json';
 
-/** The default demo: two sleeps, time enough to type a steer while the tool runs, then an answer. */
-export const DEMO_SCRIPT = [
-  { tool: { name: 'sleep', args: { ms: 6000 } } },
-  { tool: { name: 'sleep', args: { ms: 6000 } } },
-  { text: 'Here is the answer.', delayMs: 1500 },
-];
+/**
+ * The default demo: two sleeps, time enough to type a steer while the tool
+ * runs, then an answer. `npm start` makes it the model of a turn that names
+ * none too (STEERLINE_DEFAULT_MODEL, scripts/start.mjs).
+ */
+export const DEMO_SCRIPT = demoModel.script;
 
 export type Provider = 'scripted' | 'openai' | 'anthropic';
 

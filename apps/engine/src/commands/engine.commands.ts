@@ -16,17 +16,18 @@ import { Logger } from '@nestjs/common';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { TurnRegistry } from '../turn/turn.registry';
 import { AgentResolution } from './agent-resolution';
+import type { StartModel, StartTurnWithModel } from './start-model';
 
 const logger = new Logger('EngineCommands');
 export const onError = (err: unknown, context: { subject: string }) =>
   logger.error({ message: 'command failed or its reply could not be sent', subject: context.subject, error: (err as Error)?.message, code: (err as { code?: string })?.code });
 
-/** The engine's queue-group subjects: any instance may answer. */
-export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry, streamReplicas = 1): Subscription[] {
+/** The engine's queue-group subjects: any instance may answer. `withModel` gives a start the model it runs with, after its agent is resolved (an agent's model wins over the default). */
+export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry, withModel: StartModel, streamReplicas = 1): Subscription[] {
   const agents = new AgentResolution(nc, s, streamReplicas);
   return [
     serve(nc, s.createConversation, (body) => createConversation(parseBody(CreateConversationCommand, body), s, log), { queue: s.engineQueue, onError }),
-    serve(nc, s.startTurn, async (body) => startOrQueue(nc, s, turns, await agents.resolve(parseBody(StartTurnCommand, body))), { queue: s.engineQueue, onError }),
+    serve(nc, s.startTurn, async (body) => startOrQueue(nc, s, turns, withModel(await agents.resolve(parseBody(StartTurnCommand, body)))), { queue: s.engineQueue, onError }),
   ];
 }
 
@@ -36,7 +37,7 @@ export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventL
  * append to the conversation; when the owner has just let go, the start is
  * tried here again.
  */
-async function startOrQueue(nc: NatsConnection, s: Subjects, turns: TurnRegistry, command: StartTurnCommand): Promise<StartTurnAnswer> {
+async function startOrQueue(nc: NatsConnection, s: Subjects, turns: TurnRegistry, command: StartTurnWithModel): Promise<StartTurnAnswer> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await turns.start(command);

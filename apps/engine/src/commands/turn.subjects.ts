@@ -15,6 +15,7 @@ import {
 import { answer, type ServeErrorHandler } from '@steerline/runtime';
 import type { TurnRegistry } from '../turn/turn.registry';
 import type { TurnRunner } from '../turn/turn.runner';
+import type { StartModel } from './start-model';
 
 /**
  * The owner's subjects of its running turns: two subscriptions per turn,
@@ -29,7 +30,7 @@ import type { TurnRunner } from '../turn/turn.runner';
  * With a wildcard every engine would hear every turn's commands and a command
  * to a turn nobody runs would wait out its timeout (docs/performance.md).
  */
-export function turnSubjects(nc: NatsConnection, s: Subjects, turns: TurnRegistry, onError: ServeErrorHandler): (runner: TurnRunner) => Subscription[] {
+export function turnSubjects(nc: NatsConnection, s: Subjects, turns: TurnRegistry, onError: ServeErrorHandler, withModel: StartModel): (runner: TurnRunner) => Subscription[] {
   const report: ServeErrorHandler = (err, context) => {
     try {
       onError(err, context);
@@ -83,7 +84,7 @@ export function turnSubjects(nc: NatsConnection, s: Subjects, turns: TurnRegistr
     }
     if (verb === 'queue') {
       // Starts with whenBusy "queue" forwarded by other engines: queued here, by the conversation's writer.
-      return turns.start(owned(runner, parseBody(StartTurnCommand, body)));
+      return turns.start(withModel(owned(runner, parseBody(StartTurnCommand, body))));
     }
     throw new SteerlineError('invalid_request', `unknown conversation command ${verb}`);
   };

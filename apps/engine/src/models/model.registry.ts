@@ -1,11 +1,20 @@
 import { DEFAULT_ENDPOINT, SteerlineError, type ModelEndpointListing, type ModelSpec, type ModelsAnswer } from '@steerline/contracts';
-import type { ModelProvider } from './model.provider';
+import { ModelError, type ModelProvider } from './model.provider';
 import { ScriptedModel } from './scripted.model';
 import { ANTHROPIC_DEFAULT_BASE_URL, AnthropicModel, type AnthropicConfig } from './anthropic/anthropic.model';
 import { OPENAI_DEFAULT_BASE_URL, OpenAIModel, type OpenAIConfig } from './openai/openai.model';
 import type { NamedEndpoint } from './model.endpoints';
 
 type Provider = ModelSpec['provider'];
+
+/** What makes a provider available, said in the refusal of a turn that names a provider this server lacks. */
+const HOW_TO_ENABLE: Record<Provider, string> = {
+  scripted: 'model provider scripted is turned off on this server (STEERLINE_SCRIPTED_MODEL=off)',
+  openai: 'model provider openai is not configured on this server: set OPENAI_BASE_URL or OPENAI_API_KEY',
+  anthropic: 'model provider anthropic is not configured on this server: set ANTHROPIC_BASE_URL or ANTHROPIC_API_KEY',
+};
+
+export const providerOff = (name: Provider): string => HOW_TO_ENABLE[name] ?? `model provider ${name} is not configured on this server`;
 
 /** One configured endpoint: what serves it, and what may be said about it (never a key or a header). */
 interface Endpoint {
@@ -19,10 +28,6 @@ export class ModelRegistry {
   // Keyed by provider name and endpoint (`openai/local`), not by the contract's provider list.
   private readonly endpoints = new Map<string, Endpoint & { name: string; kind: string }>();
 
-  constructor() {
-    this.register('scripted', new ScriptedModel());
-  }
-
   /** Registers (or, as tests do to record requests, replaces) the provider of one endpoint. */
   register(name: string, provider: ModelProvider, endpoint: string = DEFAULT_ENDPOINT, info: Omit<Endpoint, 'provider'> = this.endpoints.get(key(name, endpoint)) ?? {}): void {
     this.endpoints.set(key(name, endpoint), { ...info, provider, name: endpoint, kind: name });
@@ -32,15 +37,27 @@ export class ModelRegistry {
     return this.endpoints.has(key(name, endpoint));
   }
 
-  get(name: Provider, endpoint: string = DEFAULT_ENDPOINT): ModelProvider {
-    const found = this.endpoints.get(key(name, endpoint));
-    if (!found) throw new Error(`no model provider ${name} is configured${endpoint === DEFAULT_ENDPOINT ? '' : ` at endpoint ${endpoint}`}`);
-    return found.provider;
+  /** Why a turn naming `name` (its default endpoint) is refused (`invalid_request`); undefined when the provider is offered. */
+  refusal(name: Provider): string | undefined {
+    return this.has(name) ? undefined : providerOff(name);
   }
 
-  /** What serves `spec`; undefined when this engine has no such endpoint (a turn adopted from an engine configured otherwise). */
-  providerFor(spec: ModelSpec): ModelProvider | undefined {
-    return this.endpoints.get(key(spec.provider, endpointOf(spec)))?.provider;
+  /**
+   * The provider, or one whose every call fails `model_failed` naming what the
+   * turn's model lacks here: a turn resumed from an engine configured otherwise
+   * fails at its next model call, as a turn does whose model call fails,
+   * instead of its adoption throwing.
+   */
+  get(name: Provider, endpoint: string = DEFAULT_ENDPOINT): ModelProvider {
+    const found = this.endpoints.get(key(name, endpoint))?.provider;
+    if (found) return found;
+    const missing = `no ${name} endpoint named ${endpoint} is configured on this server`;
+    return { complete: (request) => Promise.reject(new ModelError('model_failed', this.refusal(request.model.provider) ?? this.refusal(name) ?? missing)) };
+  }
+
+  /** What serves `spec`: its endpoint's provider, or one that fails `model_failed` saying what this engine lacks. */
+  providerFor(spec: ModelSpec): ModelProvider {
+    return this.get(spec.provider, endpointOf(spec));
   }
 
   /**
@@ -52,7 +69,7 @@ export class ModelRegistry {
     const endpoint = endpointOf(spec);
     const found = this.endpoints.get(key(spec.provider, endpoint));
     if (found && offered(found, tenantId)) return;
-    if (endpoint === DEFAULT_ENDPOINT) throw new SteerlineError('invalid_request', `model.provider: ${spec.provider} is not configured on this server`);
+    if (endpoint === DEFAULT_ENDPOINT) throw new SteerlineError('invalid_request', `model.provider: ${providerOff(spec.provider)}`);
     throw new SteerlineError('invalid_request', `model.endpoint: no ${spec.provider} endpoint named ${endpoint} is configured`);
   }
 
@@ -87,15 +104,31 @@ function shown(url: string | undefined): string | undefined {
   return u.toString();
 }
 
+/** What decides which providers a server offers (the engine's configuration). */
+export interface ModelsConfig {
+  /** false: STEERLINE_SCRIPTED_MODEL=off; absent: on. */
+  scriptedModel?: boolean;
+  openai?: OpenAIConfig;
+  anthropic?: AnthropicConfig;
+  endpoints?: NamedEndpoint[];
+}
+
+/** The names of the providers `config` enables on their `default` endpoint (read at start-up, to check STEERLINE_DEFAULT_MODEL). */
+export function offeredProviders({ scriptedModel, openai, anthropic }: ModelsConfig): Provider[] {
+  return [...(scriptedModel !== false ? (['scripted'] as const) : []), ...(openai ? (['openai'] as const) : []), ...(anthropic ? (['anthropic'] as const) : [])];
+}
+
 /**
- * The providers this server's configuration enables: `scripted` always; the
- * `default` endpoints of `openai` (when OPENAI_BASE_URL or OPENAI_API_KEY is
- * set) and `anthropic` (ANTHROPIC_BASE_URL or ANTHROPIC_API_KEY); and every
- * endpoint of STEERLINE_MODELS. A turn that names an unconfigured provider or
- * endpoint is refused `invalid_request` at start.
+ * The providers this server's configuration enables: `scripted` unless
+ * STEERLINE_SCRIPTED_MODEL=off; the `default` endpoints of `openai` (when
+ * OPENAI_BASE_URL or OPENAI_API_KEY is set) and `anthropic` (ANTHROPIC_BASE_URL
+ * or ANTHROPIC_API_KEY); and every endpoint of STEERLINE_MODELS. A turn that
+ * names an unconfigured provider or endpoint is refused `invalid_request` at
+ * start, with the reason.
  */
-export function configuredModels(config: { openai?: OpenAIConfig; anthropic?: AnthropicConfig; endpoints?: NamedEndpoint[] }): ModelRegistry {
+export function configuredModels(config: ModelsConfig): ModelRegistry {
   const models = new ModelRegistry();
+  if (config.scriptedModel !== false) models.register('scripted', new ScriptedModel());
   if (config.openai) models.register('openai', new OpenAIModel(config.openai), DEFAULT_ENDPOINT, { baseURL: shown(config.openai.baseUrl ?? OPENAI_DEFAULT_BASE_URL) });
   if (config.anthropic) models.register('anthropic', new AnthropicModel(config.anthropic), DEFAULT_ENDPOINT, { baseURL: shown(config.anthropic.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL) });
   for (const e of config.endpoints ?? []) {

@@ -1,5 +1,6 @@
 import type { Subscription } from '@nats-io/transport-node';
-import { DEFAULT_LIMITS, DEFAULT_MODEL, MAX_QUEUED_TURNS, SteerlineError, agentFieldsOfStart, uuidv7, type StartTurnAnswer, type StartTurnCommand } from '@steerline/contracts';
+import { DEFAULT_LIMITS, MAX_QUEUED_TURNS, SteerlineError, agentFieldsOfStart, uuidv7, type StartTurnAnswer } from '@steerline/contracts';
+import type { StartTurnWithModel } from '../commands/start-model';
 import { ConversationWriter } from '../log/conversation-writer';
 import type { EventLog } from '../log/event-log';
 import { execute } from './turn.decider';
@@ -68,7 +69,7 @@ export class ConversationLines {
   }
 
   /** Queues a turn behind the running one: refused once MAX_QUEUED_TURNS wait. */
-  async enqueue(line: ConversationLine, command: StartTurnCommand): Promise<StartTurnAnswer> {
+  async enqueue(line: ConversationLine, command: StartTurnWithModel): Promise<StartTurnAnswer> {
     if (line.queued.length >= MAX_QUEUED_TURNS) {
       throw new SteerlineError('turn_queue_full', `${MAX_QUEUED_TURNS} turns already wait in this conversation`, { maxQueuedTurns: MAX_QUEUED_TURNS });
     }
@@ -76,7 +77,7 @@ export class ConversationLines {
     const { tenantId, conversationId, prompt, approvals } = command;
     const queued = await this.queue(line, { ...initialState(), turnId, tenantId, conversationId }, {
       prompt,
-      model: command.model ?? DEFAULT_MODEL,
+      model: command.model,
       limits: { ...DEFAULT_LIMITS, ...command.limits },
       approvals,
       agentFields: agentFieldsOfStart(command),

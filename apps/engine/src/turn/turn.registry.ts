@@ -11,11 +11,11 @@ import {
   type ChatMessage,
   type ModelSpec,
   type StartTurnAnswer,
-  type StartTurnCommand,
   type Subjects,
   type TurnEvent,
 } from '@steerline/contracts';
 import { lastMessage, readConversation, type StoredEvent } from '@steerline/runtime';
+import type { StartTurnWithModel } from '../commands/start-model';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
@@ -97,10 +97,9 @@ export class TurnRegistry {
    * With `whenBusy: "queue"`, a conversation this engine runs a turn of gets the
    * turn queued instead (docs/design.md §8).
    */
-  async start(command: StartTurnCommand): Promise<StartTurnAnswer> {
-    const { tenantId, conversationId } = command;
-    const model = command.model ?? DEFAULT_MODEL;
-    // Refused before anything is appended: an unknown provider or endpoint, an agent without a version.
+  async start(command: StartTurnWithModel): Promise<StartTurnAnswer> {
+    const { tenantId, conversationId, model } = command;
+    // Refused before anything is appended: an unknown provider or endpoint.
     this.deps.models.check(model, tenantId);
     const agentFields = agentFieldsOfStart(command);
     // Only the owning tenant may learn that a turn runs: another tenant's conversation id is not found.
@@ -247,7 +246,7 @@ export class TurnRegistry {
   /** An endpoint this engine lacks (the turn came from an engine configured otherwise) gets the scripted model, which fails it honestly. */
   private runner(line: ConversationLine, model: ModelSpec, state: TurnState, history: readonly ChatMessage[]): TurnRunner {
     return new TurnRunner(
-      { writer: line.writer, model: this.deps.models.providerFor(model) ?? this.deps.models.get(DEFAULT_MODEL.provider), tools: this.deps.tools, maxOutputBytes: this.deps.maxOutputBytes, live: this.deps.live?.forTurn(state.tenantId, state.conversationId, state.turnId), onEnded: (r) => this.release(r) },
+      { writer: line.writer, model: this.deps.models.providerFor(model), tools: this.deps.tools, maxOutputBytes: this.deps.maxOutputBytes, live: this.deps.live?.forTurn(state.tenantId, state.conversationId, state.turnId), onEnded: (r) => this.release(r) },
       state,
       history,
     );

@@ -2,7 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { SteerlineError, uuidv7 } from '@steerline/contracts';
 import { connectNats } from '@steerline/runtime';
-import { NATS_URL } from '../testing/harness';
+import { NATS_URL } from '../../../../test/support/gateway-harness';
 import { BucketStore } from './bucket-store';
 import { leaseSize } from './lease';
 import { SharedRateLimiter } from './shared-rate-limiter';

@@ -5,7 +5,7 @@ import { ConversationTails } from '../events/conversation-tails';
 import { EventLogClient } from '../nats/event-log.client';
 import { ReadModelsClient } from '../nats/read-models.client';
 import { eventually } from '../../../../test/support/env';
-import { answer, delivered as deliveredEvent, NATS_URL, publishEvent } from '../testing/harness';
+import { answer, delivered as deliveredEvent, NATS_URL, publishEvent } from '../../../../test/support/gateway-harness';
 import { ReceiptWaiter } from './receipt-waiter';
 import { SettlementInterest } from './settlement-interest';
 

@@ -1,5 +1,5 @@
 import { uuidv7, type Receipt, type SteerlineEvent } from '@steerline/contracts';
-import { answer, delivered, dropped, json, publishEvent, startHarness, type Harness } from '../testing/harness';
+import { answer, delivered, dropped, json, publishEvent, startHarness, type Harness } from '../../../../test/support/gateway-harness';
 
 const KEY = 'acme-key';
 

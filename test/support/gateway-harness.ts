@@ -11,17 +11,18 @@ import {
   type Subjects,
 } from '@steerline/contracts';
 import { connectNats, jetstreamManager, serve } from '@steerline/runtime';
-import { startGateway, type RunningGateway } from '../app';
-import { loadGatewayConfig } from '../config';
-import { jsonLogger } from '../logger';
+import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
+import { loadGatewayConfig } from '../../apps/gateway/src/config';
+import { jsonLogger } from '../../apps/gateway/src/logger';
+import { NATS_URL } from './env';
+
+export { NATS_URL };
 
 /**
  * What the gateway's specs share: a gateway on port 0 with its own subject
  * prefix against the real NATS, a second connection that plays the engine and
  * persistence (real responders on real subjects, no mocks), and event builders.
  */
-export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-
 export interface Harness {
   gateway: RunningGateway;
   nc: NatsConnection;

@@ -1,0 +1,24 @@
+import { SteerlineError, type ModelSpec, type StartTurnCommand } from '@steerline/contracts';
+import type { ModelRegistry } from '../models/model.registry';
+
+/** A start as the registry takes it: with the model the turn runs with, which TurnStarted (or TurnQueued) records. */
+export type StartTurnWithModel = StartTurnCommand & { model: ModelSpec };
+
+/** A start command as it arrives, given the model it runs with; refusals are thrown. */
+export type StartModel = (command: StartTurnCommand) => StartTurnWithModel;
+
+/**
+ * Decided where a start arrives, before anything is read or appended: the
+ * turn's own model, else the server's STEERLINE_DEFAULT_MODEL. Refused
+ * `invalid_request`, saying why, when there is neither or the model's provider
+ * is off on this server (the scripted one with STEERLINE_SCRIPTED_MODEL=off).
+ */
+export function startModel(server: { models: ModelRegistry; defaultModel?: ModelSpec }): StartModel {
+  return (command) => {
+    const model = command.model ?? server.defaultModel;
+    if (!model) throw new SteerlineError('invalid_request', 'the turn names no model and this server has no default: give the turn a model, or set STEERLINE_DEFAULT_MODEL');
+    const refusal = server.models.refusal(model.provider);
+    if (refusal) throw new SteerlineError('invalid_request', refusal);
+    return { ...command, model };
+  };
+}
