@@ -1,5 +1,5 @@
 import { SteerlineClient, readSse, type ExternalTurn, type SseMessage } from '@steerline/client';
-import { auditLog, request, RUNNER_VERBS, type StoredEvent } from '@steerline/contracts';
+import { auditLog, request, type StoredEvent } from '@steerline/contracts';
 import { eventually } from '../support/env';
 import { startStack, steerWhileHeld, type Stack } from '../support/stack';
 
@@ -180,7 +180,7 @@ describe('external turns', () => {
     });
     it('a client of another tenant', async () => {
       const before = (await stack.turnEvents(turn.turnId)).length;
-      const other = request(stack.nats.nc, stack.nats.s.runner(turn.turnId, RUNNER_VERBS.results), { tenantId: 'other', lease, step: 1, results: [{ toolCallId: 'call_1_0', ok: true }] }, { timeoutMs: 5_000, noResponders: 'turn_not_running' });
+      const other = request(stack.nats.nc, stack.nats.s.runnerResults(turn.turnId), { tenantId: 'other', lease, step: 1, results: [{ toolCallId: 'call_1_0', ok: true }] }, { timeoutMs: 5_000, noResponders: 'turn_not_running' });
       await expect(other).rejects.toMatchObject({ code: 'not_found' });
       expect((await stack.turnEvents(turn.turnId)).length).toBe(before);
     });

@@ -122,7 +122,7 @@ export type RunnerApprovalAnswer = z.infer<typeof RunnerApprovalAnswerSchema>;
 export const PublishLiveAnswerSchema = z.object({ published: z.number().int().nonnegative() }).strict();
 export type PublishLiveAnswer = z.infer<typeof PublishLiveAnswerSchema>;
 
-/** The verbs of `<prefix>.cmd.turn.<turnId>.<verb>` a turn's owner answers for its runner. */
+/** The verbs of `<prefix>.cmd.turn.<turnId>.<verb>` a turn's owner answers for its runner (subjects.ts: runnerAnswer, …). */
 export const RUNNER_VERBS = {
   answer: 'runner-answer',
   results: 'runner-results',
@@ -131,3 +131,6 @@ export const RUNNER_VERBS = {
   approval: 'runner-approval',
   live: 'runner-live',
 } as const;
+
+/** The subjects' names in subjects(), one per report: `runnerAnswer`, `runnerResults`, … */
+export type RunnerReport = `runner${Capitalize<keyof typeof RUNNER_VERBS>}`;
