@@ -2,8 +2,10 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import readline from 'node:readline';
+import { SteerlineClient } from '@steerline/client';
 import { auditLog, STEER_SETTLEMENTS } from '@steerline/contracts';
 import { eventually } from '../support/env';
+import { ServiceProcess } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 
 const LEASE_MS = 2000;
@@ -59,5 +61,47 @@ describe('an external turn whose runner is killed', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+});
+
+/** The other side: the engine that owns an external turn dies, and the runner goes on with the engine that resumes it. */
+describe('an external turn whose engine is killed', () => {
+  let stack: Stack;
+  const engines: ServiceProcess[] = [];
+  const engine = async (id: string) => {
+    const p = new ServiceProcess('engine', { ...stack.env, STEERLINE_ENGINE_ID: id, STEERLINE_ENGINE_LEASE_MS: '1500' });
+    engines.push(p);
+    await p.ready();
+    return p;
+  };
+  beforeAll(async () => {
+    stack = await startStack({ engine: false });
+  });
+  afterAll(async () => {
+    await Promise.all(engines.map((e) => e.kill()));
+    await stack?.close();
+  });
+
+  it('another engine resumes it from the log; the runner’s report waits for it and gets its steer, no call is marked interrupted', async () => {
+    const first = await engine('engine-a');
+    const client = new SteerlineClient({ baseUrl: stack.url });
+    const cid = (await client.createConversation()).id;
+    const turn = await client.startExternalTurn(cid, { prompt: 'go' });
+    await turn.reportAnswer({ step: 1, text: '', toolCalls: [{ id: 'call_1_0', name: 'sleep', args: { ms: 10 } }] });
+    const steer = await client.steer(turn.turnId, 'mind the edge cases');
+
+    await first.kill();
+    await engine('engine-b');
+    const next = await turn.reportResults(1, [{ toolCallId: 'call_1_0', ok: true, output: 'slept', durationMs: 10 }]);
+    expect(next).toMatchObject({ next: 'model', step: 2, steers: [{ steerId: steer.steerId, text: 'mind the edge cases' }] });
+    expect(await turn.reportAnswer({ step: 2, text: 'done', toolCalls: [] })).toEqual({ next: 'end', status: 'completed' });
+    expect(turn.signal.aborted).toBe(false);
+
+    const events = await stack.turnEnded(turn.turnId);
+    const types = events.map((e) => e.event.type);
+    expect(types).toContain('TurnResumed');
+    expect(events.filter((e) => e.event.type === 'ToolCallFinished').map((e) => (e.event.data as { ok: boolean }).ok)).toEqual([true]);
+    const report = await auditLog(stack.nats.js, stack.nats.jsm, stack.nats.s, { tenantId: 'default', conversationId: cid, requireSettled: true });
+    expect(report.violations).toEqual([]);
   });
 });
