@@ -21,6 +21,14 @@ describe('turn decider', () => {
       expect(events.map((e) => e.seq)).toEqual([1, 2]);
       expect(state.status).toBe('running');
     });
+
+    it('an external turn records who runs it and its lease digest; its first request is appended the same way (I5)', () => {
+      const leaseDigest = 'a'.repeat(64);
+      const { events } = run([{ ...startCommand(), runner: 'external', leaseDigest }]);
+      expect(types(events)).toEqual(['TurnStarted', 'ModelRequested']);
+      expect(events[0].data).toMatchObject({ runner: 'external', leaseDigest });
+      expect(events[1].data).toEqual({ step: 1, steerIds: [] });
+    });
   });
 
   describe('queue and boundaries', () => {
