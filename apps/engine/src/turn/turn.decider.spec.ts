@@ -1,5 +1,6 @@
 import { SteerlineError, checkInvariants } from '@steerline/contracts';
 import { decide } from './turn.decider';
+import type { TurnCommand } from './turn.commands';
 import { receiptOf } from './turn.state';
 import { answerText, answerWithTools, run, startCommand, steer, steerId, toolDone, types } from './turn.fixtures';
 
@@ -24,7 +25,8 @@ describe('turn decider', () => {
 
     it('an external turn records who runs it and its lease digest; its first request is appended the same way (I5)', () => {
       const leaseDigest = 'a'.repeat(64);
-      const { events } = run([{ ...startCommand(), runner: 'external', leaseDigest }]);
+      const start = startCommand() as Extract<TurnCommand, { type: 'StartTurn' }>;
+      const { events } = run([{ ...start, runner: 'external', leaseDigest }]);
       expect(types(events)).toEqual(['TurnStarted', 'ModelRequested']);
       expect(events[0].data).toMatchObject({ runner: 'external', leaseDigest });
       expect(events[1].data).toEqual({ step: 1, steerIds: [] });
