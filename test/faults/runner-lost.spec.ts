@@ -67,23 +67,22 @@ describe('an external turn whose runner is killed', () => {
 /** The other side: the engine that owns an external turn dies, and the runner goes on with the engine that resumes it. */
 describe('an external turn whose engine is killed', () => {
   let stack: Stack;
-  const engines: ServiceProcess[] = [];
-  const engine = async (id: string) => {
-    const p = new ServiceProcess('engine', { ...stack.env, STEERLINE_ENGINE_ID: id, STEERLINE_ENGINE_LEASE_MS: '1500' });
-    engines.push(p);
-    await p.ready();
-    return p;
-  };
+  let first: ServiceProcess | undefined;
+  let second: ServiceProcess | undefined;
   beforeAll(async () => {
     stack = await startStack({ engine: false });
   });
   afterAll(async () => {
-    await Promise.all(engines.map((e) => e.kill()));
+    await first?.kill();
+    await second?.kill();
     await stack?.close();
   });
 
   it('another engine resumes it from the log; the runner’s report waits for it and gets its steer, no call is marked interrupted', async () => {
-    const first = await engine('engine-a');
+    // A short engine lease: the engine that resumes the turn finds it orphaned soon after the kill.
+    const env = { ...stack.env, STEERLINE_ENGINE_LEASE_MS: '1500' };
+    first = new ServiceProcess('engine', { ...env, STEERLINE_ENGINE_ID: 'engine-a' });
+    await first.ready();
     const client = new SteerlineClient({ baseUrl: stack.url });
     const cid = (await client.createConversation()).id;
     const turn = await client.startExternalTurn(cid, { prompt: 'go' });
@@ -91,7 +90,8 @@ describe('an external turn whose engine is killed', () => {
     const steer = await client.steer(turn.turnId, 'mind the edge cases');
 
     await first.kill();
-    await engine('engine-b');
+    second = new ServiceProcess('engine', { ...env, STEERLINE_ENGINE_ID: 'engine-b' });
+    await second.ready();
     const next = await turn.reportResults(1, [{ toolCallId: 'call_1_0', ok: true, output: 'slept', durationMs: 10 }]);
     expect(next).toMatchObject({ next: 'model', step: 2, steers: [{ steerId: steer.steerId, text: 'mind the edge cases' }] });
     expect(await turn.reportAnswer({ step: 2, text: 'done', toolCalls: [] })).toEqual({ next: 'end', status: 'completed' });
