@@ -58,6 +58,34 @@ describe('external turns', () => {
     await audit(cid);
   });
 
+  it('started over NATS and taken up by lease: the cap, FIFO, withdraw, edit and expiry decide which steers the runner gets', async () => {
+    const cid = await conversation();
+    const started = await request<{ turnId: string; lease: { token: string; leaseMs: number } }>(
+      stack.nats.nc,
+      stack.nats.s.startTurn,
+      { tenantId: 'default', conversationId: cid, prompt: 'go', runner: 'external', limits: { maxQueued: 4 } },
+      { timeoutMs: 5_000, noResponders: 'unavailable' },
+    );
+    expect(started).toMatchObject({ status: 'running', lease: { token: expect.any(String), leaseMs: 3000 } });
+    const turn = client.attachExternalTurn(started.turnId, started.lease);
+    await turn.reportAnswer({ step: 1, text: '', toolCalls: [sleepCall] });
+    const [a, b, c] = [await client.steer(turn.turnId, 'first'), await client.steer(turn.turnId, 'second'), await client.steer(turn.turnId, 'third')];
+    const expiring = await client.steer(turn.turnId, 'soon gone', { ttlMs: 1_000 });
+    await expect(client.steer(turn.turnId, 'one too many')).rejects.toMatchObject({ code: 'queue_full', status: 429 });
+    await client.withdraw(turn.turnId, b.steerId);
+    await client.editSteer(turn.turnId, c.steerId, 'third, edited');
+    await stack.turnHas(turn.turnId, 'SteerDropped', { where: (d) => d.steerId === expiring.steerId && d.reason === 'expired' });
+    const next = await turn.reportResults(1, [{ toolCallId: 'call_1_0', ok: true, output: 'ok' }]);
+    expect(next).toMatchObject({ next: 'model', step: 2 });
+    if (next.next !== 'model') throw new Error('no request');
+    expect(next.steers.map((x) => [x.steerId, x.text, x.position])).toEqual([
+      [a.steerId, 'first', 1],
+      [c.steerId, 'third, edited', 3],
+    ]);
+    expect(await turn.reportAnswer({ step: 2, text: 'done', toolCalls: [] })).toEqual({ next: 'end', status: 'completed' });
+    await audit(cid);
+  });
+
   it('a text-only answer continues with the queued steers, up to maxContinuations; what is left is dropped continuation_cap', async () => {
     const cid = await conversation();
     const turn = await client.startExternalTurn(cid, { prompt: 'go', limits: { maxContinuations: 1 } });

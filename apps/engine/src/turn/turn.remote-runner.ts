@@ -64,11 +64,21 @@ export class RemoteTurnRunner extends TurnRunner {
   constructor(deps: RemoteRunnerDeps, state: TurnState, history: readonly ChatMessage[]) {
     super({ ...deps, model: RUNNERS_MODEL }, state, history);
     this.lease = { digest: Buffer.from(deps.lease.digest, 'hex'), leaseMs: deps.lease.leaseMs };
-    this.renew();
     void this.ended.then(() => {
       clearTimeout(this.leaseTimer);
       this.wake();
     });
+  }
+
+  /** The lease runs from the start, or afresh from a resume: a shell that never got the turn arms no timer. */
+  async start(command: Extract<TurnCommand, { type: 'StartTurn' }>): Promise<void> {
+    await super.start(command);
+    if (this.running) this.renew();
+  }
+
+  async resume(command: Extract<TurnCommand, { type: 'ResumeTurn' }>): Promise<void> {
+    await super.resume(command);
+    if (this.running) this.renew();
   }
 
   async reportAnswer(command: ReportAnswerCommand): Promise<RunnerNext> {
