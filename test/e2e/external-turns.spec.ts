@@ -195,6 +195,10 @@ describe('external turns', () => {
     }
 
     it('an answer for a step that was never requested', () => refused('answer', { lease, step: 2, text: 'hi', toolCalls: [] }, 400, 'invalid_request'));
+    it('an answer whose calls share an id, or have one no route can name', async () => {
+      await refused('answer', { lease, step: 1, text: '', toolCalls: [sleepCall, sleepCall] }, 400, 'invalid_request');
+      await refused('answer', { lease, step: 1, text: '', toolCalls: [{ ...sleepCall, id: 'call 1' }] }, 400, 'invalid_request');
+    });
     it('results before any answer, and for calls the answer never made', async () => {
       await refused('results', { lease, step: 1, results: [{ toolCallId: 'call_1_0', ok: true }] }, 400, 'invalid_request');
       await turn.reportAnswer({ step: 1, text: '', toolCalls: [sleepCall] });
