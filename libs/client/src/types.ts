@@ -9,24 +9,54 @@ export type {
   ConversationListPage,
   ConversationSummary,
   ConversationView,
+  DeliveredSteer,
   DropReason,
+  LeaseAnswer,
   LiveMessage,
   ModelEndpointListing,
   ModelSettings,
   ModelsAnswer,
   ModelSpec,
   PendingApproval,
+  RunnerApprovalAnswer,
+  RunnerCall,
+  RunnerLease,
+  RunnerLiveMessage,
+  RunnerNext,
+  RunnerToolResult,
   SteerlineEvent,
+  ToolCall,
   ToolChoice,
   ToolListing,
   ToolsAnswer,
   TurnLimits,
   TurnView,
+  Usage,
 } from '@steerline/contracts';
-import type { ApprovalPolicy, Boundary, DropReason, LiveMessage, ModelSettings, ModelSpec, NextAgentVersionBody, SteerlineEvent, TurnLimits } from '@steerline/contracts';
+import type { ApprovalPolicy, Boundary, DropReason, LiveMessage, ModelSettings, ModelSpec, NextAgentVersionBody, RunnerNext, SteerlineEvent, TurnLimits } from '@steerline/contracts';
 
 /** An agent version's definition (docs/design.md §6.1): a model, and optionally instructions, settings, tools and approvals. */
 export type AgentDefinition = Omit<NextAgentVersionBody, 'model'> & { model: StartTurnInput['model'] & {} };
+
+/** How an external turn ended (the `end` answer of the runner protocol). */
+export type RunnerEnd = Extract<RunnerNext, { next: 'end' }>;
+
+/** What a running call reports while it works. */
+export interface ToolProgressReport {
+  /** Done so far, 0..1. */
+  progress?: number;
+  message?: string;
+}
+
+/** A turn this process runs (docs/runner-protocol.md): the model is the runner's own, recorded as given. */
+export interface ExternalTurnInput {
+  prompt: string;
+  /** What the runner calls, for the record (default `{provider: "openai", name: "external"}`); never called by Steerline. */
+  model?: { provider: 'openai' | 'anthropic'; name: string };
+  limits?: Partial<TurnLimits>;
+  /** Calls of these tools (`["*"]`: every tool) wait for a decision; the runner awaits `turn.approval(call)`. */
+  approvals?: ApprovalPolicy;
+}
 
 interface ReceiptBase {
   steerId: string;

@@ -4,6 +4,7 @@ import { SteerlineError, type ErrorBody } from './errors';
 import { startTurnAgentFields } from './agent-fields';
 import { ApprovalPolicySchema, PROMPT_MAX, STEER_TEXT_MAX, STEER_TTL_MS, TurnLimitsSchema, checkToolChoice } from './limits';
 import { ModelSpecSchema } from './models';
+import { RunnerLeaseSchema, TURN_RUNNERS } from './runner';
 
 // Control characters other than tab, newline and carriage return are refused:
 // they are never guidance, and some terminals and models mis-read them.
@@ -37,12 +38,20 @@ export const StartTurnCommand = z
     whenBusy: z.enum(['reject', 'queue']).optional(),
     /** instructions, settings, tools, agent (docs/design.md §6.1, "A turn's agent"). */
     ...startTurnAgentFields,
+    /** `external`: the process that starts the turn runs its loop, holding the lease the answer carries (docs/runner-protocol.md). */
+    runner: z.enum(TURN_RUNNERS).optional(),
   })
   .strict()
   .superRefine(checkToolChoice);
 /** The answer to a start: running at once, or queued at `position`. */
 export const StartTurnAnswerSchema = z
-  .object({ turnId: uuid, status: z.enum(['running', 'queued']).optional(), position: z.number().int().positive().optional() })
+  .object({
+    turnId: uuid,
+    status: z.enum(['running', 'queued']).optional(),
+    position: z.number().int().positive().optional(),
+    /** An external turn's runner lease: only its holder may report for the turn. */
+    lease: RunnerLeaseSchema.optional(),
+  })
   .strict();
 export type StartTurnAnswer = z.infer<typeof StartTurnAnswerSchema>;
 /** A steer's own lifecycle (docs/design.md §2, "Steer options"), on both steer routes. */

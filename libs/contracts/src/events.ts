@@ -49,6 +49,10 @@ export const EventDataSchemas = {
       approvals: ApprovalPolicySchema.optional(),
       /** instructions, settings, tools and the agent version, as resolved (docs/design.md §6.1, "A turn's agent"). */
       ...recordedAgentFields,
+      /** `external`: another process runs the turn's loop (docs/runner-protocol.md); absent: the engine does. */
+      runner: z.literal('external').optional(),
+      /** SHA-256 (hex) of the external runner's lease token: an engine that resumes the turn checks the runner's reports with it. */
+      leaseDigest: z.string().regex(/^[0-9a-f]{64}$/).optional(),
     })
     .strict(),
   /** A turn waits behind the conversation's running one (docs/design.md §8); `TurnStarted` or `TurnCancelled` follows. */

@@ -11,6 +11,7 @@ export * from './agents';
 export * from './events';
 export * from './decode';
 export * from './commands';
+export * from './runner';
 export * from './transcript';
 export * from './views';
 export * from './conversation-list';

@@ -6,6 +6,7 @@ import { ConversationListPageSchema } from './conversation-list';
 import { ModelsAnswerSchema, ToolsAnswerSchema } from './discovery';
 import { TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema } from './models';
+import { LeaseAnswerSchema, PublishLiveAnswerSchema, RunnerApprovalAnswerSchema, RunnerNextSchema } from './runner';
 import type { ChatMessage } from './transcript';
 import type { ConversationPage, ConversationView, SteerView, TurnView } from './views';
 
@@ -108,6 +109,12 @@ export const ReplyDataSchemas = {
   queryHealth: HealthReplySchema,
   queryTools: ToolsAnswerSchema,
   queryModels: ModelsAnswerSchema,
+  runnerAnswer: RunnerNextSchema,
+  runnerResults: RunnerNextSchema,
+  runnerFail: RunnerNextSchema,
+  runnerLease: LeaseAnswerSchema,
+  runnerApproval: RunnerApprovalAnswerSchema,
+  runnerLive: PublishLiveAnswerSchema,
 } as const;
 
 // Compile-time drift checks: each schema's type and the hand-written type must match both ways.

@@ -1,4 +1,4 @@
-import { SteerlineError, type ModelSpec, type StartTurnCommand } from '@steerline/contracts';
+import { EXTERNAL_MODEL, SteerlineError, type ModelSpec, type StartTurnCommand } from '@steerline/contracts';
 import type { ModelRegistry } from '../models/model.registry';
 
 /** A start as the registry takes it: with the model the turn runs with, which TurnStarted (or TurnQueued) records. */
@@ -12,9 +12,12 @@ export type StartModel = (command: StartTurnCommand) => StartTurnWithModel;
  * turn's own model, else the server's STEERLINE_DEFAULT_MODEL. Refused
  * `invalid_request`, saying why, when there is neither or the model's provider
  * is off on this server (the scripted one with STEERLINE_SCRIPTED_MODEL=off).
+ * An external turn (docs/runner-protocol.md) runs its runner's model.
  */
 export function startModel(server: { models: ModelRegistry; defaultModel?: ModelSpec }): StartModel {
   return (command) => {
+    // An external turn's runner calls its own model: recorded as given (or as `external`), never checked against this server's providers.
+    if (command.runner === 'external') return { ...command, model: command.model ?? EXTERNAL_MODEL };
     const model = command.model ?? server.defaultModel;
     if (!model) throw new SteerlineError('invalid_request', 'the turn names no model and this server has no default: give the turn a model, or set STEERLINE_DEFAULT_MODEL');
     const refusal = server.models.refusal(model.provider);

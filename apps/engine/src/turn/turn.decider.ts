@@ -132,9 +132,9 @@ function queueTurn(command: Extract<TurnCommand, { type: 'QueueTurn' }>, state: 
 
 function startTurn(command: Extract<TurnCommand, { type: 'StartTurn' }>, state: TurnState): TurnEventDraft[] {
   if (state.status !== 'new' && state.status !== 'queued') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already started`);
-  const { prompt, model, limits, engineId, approvals, agentFields } = command;
+  const { prompt, model, limits, engineId, approvals, agentFields, runner, leaseDigest } = command;
   return [
-    { type: 'TurnStarted', data: { prompt, model, limits, engineId, ...(approvals && { approvals }), ...recordedFieldsOf(agentFields) } },
+    { type: 'TurnStarted', data: { prompt, model, limits, engineId, ...(approvals && { approvals }), ...recordedFieldsOf(agentFields), ...(runner && { runner }), ...(leaseDigest && { leaseDigest }) } },
     { type: 'ModelRequested', data: { step: 1, steerIds: [] } },
   ];
 }

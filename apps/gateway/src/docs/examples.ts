@@ -75,6 +75,7 @@ const sse = `id: ${steerQueued.seq}\nevent: SteerQueued\ndata: ${JSON.stringify(
 export const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
   invalid_request: { code: 'invalid_request', message: 'tid must be a UUID' },
   unauthorized: { code: 'unauthorized', message: 'the API key is not valid' },
+  not_lease_holder: { code: 'not_lease_holder', message: `the runner lease of turn ${turnId} is not this one (another runner holds it, or it lapsed)`, turnId },
   not_found: { code: 'not_found', message: `turn ${turnId} not found`, turnId },
   turn_not_running: { code: 'turn_not_running', message: `turn ${turnId} is not running` },
   turn_already_running: { code: 'turn_already_running', message: `turn ${turnId} of this conversation is running`, turnId },
@@ -111,6 +112,8 @@ export function errorCodesOf(status: number, description: string): ErrorCode[] {
 }
 
 const receipts = { 200: delivered, 202: queued };
+/** A runner lease token, as a start of an external turn answers it. */
+const lease = 'kq3LxY2c0m9VbQeRrT5uWzA1nH8sJ4dF6gK7pL0oM2i';
 const steerBody = { text: steerQueued.data.text, steerId: steerQueued.data.steerId };
 
 export const EXAMPLES: Record<string, OperationExamples> = {
@@ -122,6 +125,21 @@ export const EXAMPLES: Record<string, OperationExamples> = {
   decideToolApproval: { request: { decision: 'approve', reason: 'fine' }, responses: { 200: { toolCallId: 'call_1_0', decision: 'approved', reason: 'fine', by: 'user' } } },
   startTurn: { request: { prompt: turnStarted.data.prompt, agent: 'reviewer@3', settings: { temperature: 0.2 }, limits: turnStarted.data.limits }, responses: { 202: { turnId, status: 'running' } } },
   getTurn: { responses: { 200: turnView } },
+  reportRunnerAnswer: {
+    request: { lease, step: 1, text: '', toolCalls: [{ id: 'call_1_0', name: 'sleep', args: { ms: 200 } }], usage: { inputTokens: 120, outputTokens: 14 } },
+    responses: { 200: { next: 'tools', step: 1, calls: [{ toolCallId: 'call_1_0', name: 'sleep', approval: 'none', finished: false }] } },
+  },
+  reportRunnerResults: {
+    request: { lease, step: 1, results: [{ toolCallId: 'call_1_0', ok: true, output: 'slept 200 ms', durationMs: 201 }] },
+    responses: { 200: { next: 'model', step: 2, steers: [{ steerId: delivered.steerId, text: delivered.text, rendered: d.rendered, position: delivered.position }] } },
+  },
+  reportRunnerFailure: {
+    request: { lease, code: 'agent_error', message: 'the agent threw: TypeError: x is undefined' },
+    responses: { 200: { next: 'end', status: 'failed', error: { code: 'agent_error', message: 'the agent threw: TypeError: x is undefined' } } },
+  },
+  renewRunnerLease: { request: { lease, waitMs: 5000 }, responses: { 200: { leaseMs: 15000, turn: { next: 'end', status: 'cancelled', reason: turnCancelled.data.reason } } } },
+  awaitRunnerApproval: { request: { lease, waitMs: 5000 }, responses: { 200: { toolCallId: 'call_1_0', decision: 'approved', by: 'user' } } },
+  publishRunnerLive: { request: { lease, messages: [{ type: 'ModelDelta', step: 2, text: 'The answer' }, { type: 'ToolProgress', step: 1, toolCallId: 'call_1_0', progress: 0.5 }] }, responses: { 200: { published: 2 } } },
   cancelTurn: { request: { reason: turnCancelled.data.reason }, responses: { 202: { accepted: true } } },
   createConversation: { request: {}, responses: { 201: { id: conversationId } } },
   getConversation: { responses: { 200: conversationView } },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApprovalPolicySchema, LIMITS, ModelSpecSchema, PROMPT_MAX, checkToolChoice, startTurnAgentFields } from '@steerline/contracts';
+import { ApprovalPolicySchema, LIMITS, ModelSpecSchema, PROMPT_MAX, TURN_RUNNERS, checkToolChoice, startTurnAgentFields } from '@steerline/contracts';
 
 // Unlike the contract's TurnLimitsSchema this fills in no defaults: the limits
 // a client leaves out stay out, and the engine applies its own defaults.
@@ -13,6 +13,8 @@ export const StartTurnBody = z
     limits: TurnLimitsBody.optional(),
     approvals: ApprovalPolicySchema.optional(),
     whenBusy: z.enum(['reject', 'queue']).optional(),
+    /** `external`: the caller runs the turn's loop (docs/runner-protocol.md); the answer carries its lease. */
+    runner: z.enum(TURN_RUNNERS).optional(),
     // The NATS start command's own schemas (instructions, settings, tools, agent) and its tool-choice check.
     ...startTurnAgentFields,
   })

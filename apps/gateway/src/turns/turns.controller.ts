@@ -29,8 +29,8 @@ export class TurnsController {
       '`settings` merge key by key. TurnStarted records the agent, the version that ran and the resolved fields.',
     body: StartTurnBody,
     responses: {
-      202: { description: 'started {turnId, status: "running"}, or queued {turnId, status: "queued", position}', schema: StartTurnAnswerSchema },
-      400: 'invalid_request (bad body, naming the field; unknown or unconfigured model provider or endpoint; a tool choice the allow-list does not allow)',
+      202: { description: 'started {turnId, status: "running"} (with runner "external" also lease {token, leaseMs}), or queued {turnId, status: "queued", position}', schema: StartTurnAnswerSchema },
+      400: 'invalid_request (bad body, naming the field; unknown or unconfigured model provider or endpoint; a tool choice the allow-list does not allow; an external turn with whenBusy "queue")',
       404: 'not_found: no such conversation, or no such agent or agent version, for this tenant',
       409: 'turn_already_running (without whenBusy "queue")',
       413: 'payload_too_large: the body is over 256 KiB (a prompt of 100 000 four-byte characters is), or the command over what NATS carries',
