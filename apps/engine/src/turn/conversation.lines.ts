@@ -3,11 +3,11 @@ import { DEFAULT_LIMITS, DEFAULT_MODEL, MAX_QUEUED_TURNS, SteerlineError, uuidv7
 import { ConversationWriter } from '../log/conversation-writer';
 import type { EventLog } from '../log/event-log';
 import { execute } from './turn.decider';
-import { initialState, type TurnState } from './turn.state';
+import { initialState, type EndedTurn, type QueuedTurn as Queued, type TurnSpec, type TurnState } from './turn.state';
 
 /** A turn waiting behind the running one, in this engine's queue for its conversation. */
 interface QueuedTurn {
-  state: TurnState;
+  state: Queued;
   subscription?: Subscription;
 }
 
@@ -22,12 +22,6 @@ export interface ConversationLine {
 }
 
 /** What a turn runs with: given at its start, or kept while it is queued. */
-export interface TurnSpec {
-  prompt: string;
-  model: NonNullable<TurnState['model']>;
-  limits: NonNullable<TurnState['limits']>;
-  approvals?: TurnState['approvalPolicy'];
-}
 
 export interface LinesDeps {
   log: EventLog;
@@ -38,8 +32,8 @@ export interface LinesDeps {
 }
 
 /** What a queued turn was queued with, to start it. */
-export function queuedSpec(queued: TurnState): TurnSpec {
-  return { prompt: queued.queuedPrompt!, model: queued.model!, limits: queued.limits!, approvals: queued.approvalPolicy };
+export function queuedSpec(queued: Queued): TurnSpec {
+  return queued.spec;
 }
 
 const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
@@ -83,9 +77,9 @@ export class ConversationLines {
   }
 
   /** Queues an ended turn's follow-up (its `next_turn` steers) with the ended turn's model, limits and approvals. */
-  queueFollowUp(line: ConversationLine, ended: TurnState, followUp: { turnId: string; prompt: string }): Promise<number> {
+  queueFollowUp(line: ConversationLine, ended: Pick<EndedTurn, 'turnId' | 'tenantId' | 'conversationId' | 'spec'>, followUp: { turnId: string; prompt: string }): Promise<number> {
     const { tenantId, conversationId } = ended;
-    const spec = { prompt: followUp.prompt, model: ended.model!, limits: ended.limits!, approvals: ended.approvalPolicy };
+    const spec = { ...ended.spec, prompt: followUp.prompt };
     return this.queue(line, { ...initialState(), turnId: followUp.turnId, tenantId, conversationId }, spec, ended.turnId);
   }
 
@@ -93,6 +87,7 @@ export class ConversationLines {
   private async queue(line: ConversationLine, state: TurnState, spec: TurnSpec, fromTurnId?: string): Promise<number> {
     const position = line.queued.length + 1;
     const { state: queued, events } = execute(state, { type: 'QueueTurn', ...spec, position, ...(fromTurnId && { fromTurnId }) }, stampContext);
+    if (queued.status !== 'queued') throw new SteerlineError('internal', `turn ${state.turnId} was not queued`);
     const entry: QueuedTurn = { state: queued };
     // In the queue before the append resolves, so the cap and the positions hold for concurrent requests.
     line.queued.push(entry);
@@ -111,14 +106,14 @@ export class ConversationLines {
   }
 
   /** A turn the log says is queued, taken into this engine's line (adopted with the running turn). */
-  requeue(line: ConversationLine, state: TurnState): void {
+  requeue(line: ConversationLine, state: Queued): void {
     const entry: QueuedTurn = { state };
     line.queued.push(entry);
     entry.subscription = this.deps.subscribeQueued(state, (reason) => this.cancel(line, state.turnId, reason));
   }
 
   /** The oldest queued turn, out of the queue (its own subjects closed: it is about to run). */
-  next(line: ConversationLine): TurnState | undefined {
+  next(line: ConversationLine): Queued | undefined {
     const next = line.queued.shift();
     next?.subscription?.unsubscribe();
     return next?.state;

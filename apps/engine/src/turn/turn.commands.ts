@@ -1,11 +1,12 @@
-import type { ApprovalDecision, ApprovalPolicy, DropReason, ModelSpec, OnTurnEnd, ToolCall, TurnLimits, Usage } from '@steerline/contracts';
+import type { ApprovalDecision, DropReason, OnTurnEnd, ToolCall, Usage } from '@steerline/contracts';
+import type { TurnSpec } from './turn.state';
 
 /** What the runner and the command handlers ask of a turn. Imperative names. */
 export type TurnCommand =
-  | { type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; prompt: string; model: ModelSpec; limits: TurnLimits; engineId: string; approvals?: ApprovalPolicy }
-  /** `expiresAt`: the shell turns a steer's `ttlMs` into a deadline, as the decider has no clock. */
+  | ({ type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; engineId: string } & TurnSpec)
   /** Queues the turn behind the conversation's running one; `StartTurn` or `CancelTurn` follows. */
-  | { type: 'QueueTurn'; prompt: string; model: ModelSpec; limits: TurnLimits; approvals?: ApprovalPolicy; position: number; fromTurnId?: string }
+  | ({ type: 'QueueTurn'; position: number; fromTurnId?: string } & TurnSpec)
+  /** `expiresAt`: the shell turns a steer's `ttlMs` into a deadline, as the decider has no clock. */
   | { type: 'SubmitSteer'; steerId: string; text: string; onTurnEnd?: OnTurnEnd; expiresAt?: string }
   | { type: 'WithdrawSteer'; steerId: string }
   | { type: 'EditSteer'; steerId: string; text: string }

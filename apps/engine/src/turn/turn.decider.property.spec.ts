@@ -3,7 +3,7 @@ import { DEFAULT_LIMITS, SteerlineError, checkInvariants, type ApprovalPolicy, t
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
-import { pendingApprovals, type TurnState } from './turn.state';
+import { emptyRun, hasRun, pendingApprovals, stepCalls, type TurnRun, type TurnState } from './turn.state';
 import { NEXT_TURN_ID, call, newTurnState, startCommand, steerId } from './turn.fixtures';
 
 /** One random step of the outside world; interpreted against the current state. */
@@ -28,6 +28,9 @@ const Limits = fc.record({
   maxContinuations: fc.integer({ min: 0, max: 3 }),
   maxSteps: fc.integer({ min: 1, max: 8 }),
 });
+
+/** The run of the turn, empty while it has not started. */
+const runOf = (state: TurnState): TurnRun => (hasRun(state) ? state : emptyRun());
 
 let nextSteer = 1;
 let ids = 0;
@@ -54,23 +57,24 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
     case 'model':
       return {
         type: 'RecordModelAnswer',
-        step: state.step,
+        step: runOf(state).step,
         text: 'answer',
         nextTurnId: NEXT_TURN_ID,
-        toolCalls: Array.from({ length: action.tools }, (_, i) => call(state.step, i, TOOL_NAMES[(action.pick + i) % 2])),
+        toolCalls: Array.from({ length: action.tools }, (_, i) => call(runOf(state).step, i, TOOL_NAMES[(action.pick + i) % 2])),
       };
     case 'approve':
     case 'deny':
     case 'timeout': {
       // Any call of the step, decided or not: repeats and contradictions must be answered safely.
-      const id = state.toolCalls.length ? state.toolCalls[action.pick % state.toolCalls.length] : 'call_none';
+      const ids = stepCalls(runOf(state)).map((c) => c.toolCallId);
+      const id = ids.length ? ids[action.pick % ids.length] : 'call_none';
       return { type: 'DecideApproval', toolCallId: id, decision: action.kind === 'approve' ? 'approved' : 'denied', by: action.kind === 'timeout' ? 'timeout' : 'user' };
     }
     case 'tool': {
       // Only calls that run: a call waiting for approval has no result to report.
-      const pending = state.toolCalls.filter((id) => !state.finished.includes(id) && (!state.approvals.has(id) || state.approvals.get(id)!.status === 'approved'));
-      const id = pending.length ? pending[action.pick % pending.length] : 'call_none';
-      return { type: 'RecordToolResult', step: state.step, toolCallId: id, name: 'sleep', ok: action.ok, durationMs: 1, ...(action.ok ? { output: 'ok' } : { error: { code: 'x', message: 'x' }, fatal: action.fatal }) };
+      const pending = stepCalls(runOf(state)).filter((c) => c.progress !== 'finished' && (!c.approval || c.approval.status === 'approved'));
+      const id = pending.length ? pending[action.pick % pending.length].toolCallId : 'call_none';
+      return { type: 'RecordToolResult', step: runOf(state).step, toolCallId: id, name: 'sleep', ok: action.ok, durationMs: 1, ...(action.ok ? { output: 'ok' } : { error: { code: 'x', message: 'x' }, fatal: action.fatal }) };
     }
     case 'cancel':
       return { type: 'CancelTurn', reason: 'user' };
@@ -102,7 +106,7 @@ describe('turn decider under random interleavings', () => {
           } catch (err) {
             if (!(err instanceof SteerlineError)) throw err;
             // A refused command appends nothing; remember refused steers that were never accepted.
-            if (command.type === 'SubmitSteer' && !state.steers.has(command.steerId)) refused.add(command.steerId);
+            if (command.type === 'SubmitSteer' && !runOf(state).steers.has(command.steerId)) refused.add(command.steerId);
           }
         };
         if (opening !== 'start') {
@@ -115,8 +119,8 @@ describe('turn decider under random interleavings', () => {
         apply(startCommand(limits, approvals));
         for (const action of actions) {
           // Answer the model only when asked, as the runner does; tools only while they run.
-          if (action.kind === 'model' && state.awaiting !== 'model') continue;
-          if (action.kind === 'tool' && state.awaiting !== 'tools') continue;
+          if (action.kind === 'model' && runOf(state).awaiting !== 'model') continue;
+          if (action.kind === 'tool' && runOf(state).awaiting !== 'tools') continue;
           if (action.kind === 'resume') {
             // The engine died while appending its last decision: the log kept only a prefix of it.
             const kept = events.slice(0, events.length - (action.pick % (lastBatch + 1)));
@@ -135,7 +139,7 @@ describe('turn decider under random interleavings', () => {
           else if (state.awaiting === 'model') apply({ type: 'RecordModelAnswer', step: state.step, text: 'fin', toolCalls: [], nextTurnId: NEXT_TURN_ID });
           else if (pendingApprovals(state).length) apply({ type: 'DecideApproval', toolCallId: pendingApprovals(state)[0].toolCallId, decision: 'approved', by: 'user' });
           else if (state.awaiting === 'tools') {
-            const id = state.toolCalls.find((c) => !state.finished.includes(c))!;
+            const id = stepCalls(state).find((c) => c.progress !== 'finished')!.toolCallId;
             apply({ type: 'RecordToolResult', step: state.step, toolCallId: id, name: 'sleep', ok: true, output: 'ok', durationMs: 1 });
           }
         }

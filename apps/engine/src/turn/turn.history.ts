@@ -1,6 +1,6 @@
 import { isTerminalTurnEvent, type TurnEvent } from '@steerline/contracts';
 import { evolve } from './turn.evolve';
-import { initialState, type TurnState } from './turn.state';
+import { initialState, type QueuedTurn } from './turn.state';
 
 /**
  * The id of a turn of the conversation that has not ended: running, or queued
@@ -27,10 +27,13 @@ function firstOpen(events: TurnEvent[], opens: (e: TurnEvent) => boolean): strin
 }
 
 /** The turns of the conversation still queued (TurnQueued, neither started nor ended), oldest first, as their states. */
-export function queuedTurns(events: TurnEvent[]): TurnState[] {
+export function queuedTurns(events: TurnEvent[]): QueuedTurn[] {
   const byTurn = new Map<string, TurnEvent[]>();
   for (const e of events) byTurn.set(e.turnId, [...(byTurn.get(e.turnId) ?? []), e]);
   return [...byTurn.values()]
     .filter((list) => list.length === 1 && list[0].type === 'TurnQueued')
-    .map(([queued]) => evolve({ ...initialState(), turnId: queued.turnId, tenantId: queued.tenantId, conversationId: queued.conversationId }, queued));
+    .flatMap(([queued]) => {
+      const state = evolve({ ...initialState(), turnId: queued.turnId, tenantId: queued.tenantId, conversationId: queued.conversationId }, queued);
+      return state.status === 'queued' ? [state] : [];
+    });
 }

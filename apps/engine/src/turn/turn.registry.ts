@@ -24,8 +24,8 @@ import type { LivePublisher } from '../live/live.publisher';
 import type { OwnedTurn, TurnOwnership } from '../ownership/turn-ownership';
 import { evolve } from './turn.evolve';
 import { busyTurn, queuedTurns, runningTurn } from './turn.history';
-import { initialState, type TurnState } from './turn.state';
-import { ConversationLines, queuedSpec, type ConversationLine, type LinesDeps, type TurnSpec } from './conversation.lines';
+import { hasRun, initialState, type TurnSpec, type TurnState } from './turn.state';
+import { ConversationLines, queuedSpec, type ConversationLine, type LinesDeps } from './conversation.lines';
 import { followUpOf } from './turn.steers';
 import { TurnRunner } from './turn.runner';
 
@@ -191,7 +191,7 @@ export class TurnRegistry {
     // The log is the truth: a line this engine kept (its turn stopped by a lost log) is rebuilt from it.
     this.lines.close(conversationId);
     const line = this.lines.open(conversationId, tenantId, subject, lastSeq);
-    const provider = state.model?.provider ?? DEFAULT_MODEL.provider;
+    const provider = state.spec.model.provider;
     const runner = this.runner(line, this.deps.models.has(provider) ? provider : DEFAULT_MODEL.provider, state, stored.flatMap((s) => messagesOf(s.event)));
     this.track(runner);
     try {
@@ -226,14 +226,14 @@ export class TurnRegistry {
   ): Promise<Adoption> {
     const { tenantId, conversationId } = state;
     if (this.lines.get(conversationId) || runningTurn(log.turnEvents)) return 'ended';
-    const followUp = followUpOf(state);
-    const missingFollowUp = followUp && !log.turnEvents.some((e) => e.turnId === followUp.turnId) ? followUp : undefined;
+    const followUp = hasRun(state) ? followUpOf(state) : undefined;
+    const missingFollowUp = hasRun(state) && followUp && !log.turnEvents.some((e) => e.turnId === followUp.turnId) ? followUp : undefined;
     const queued = queuedTurns(log.turnEvents);
     if (queued.length === 0 && !missingFollowUp) return 'ended';
     const line = this.lines.open(conversationId, tenantId, log.subject, log.lastSeq);
     try {
       for (const q of queued) this.lines.requeue(line, q);
-      if (missingFollowUp) await this.lines.queueFollowUp(line, state, missingFollowUp);
+      if (missingFollowUp && hasRun(state)) await this.lines.queueFollowUp(line, state, missingFollowUp);
       const next = this.lines.next(line)!;
       await this.launch(line, next, log.stored.flatMap((s) => messagesOf(s.event)), queuedSpec(next));
     } catch (err) {
@@ -271,7 +271,7 @@ export class TurnRegistry {
     const followUp = followUpOf(state);
     try {
       // Over the cap if need be: the moved steers' texts must not be lost.
-      if (followUp) await this.lines.queueFollowUp(line, state, followUp);
+      if (followUp && hasRun(state)) await this.lines.queueFollowUp(line, state, followUp);
       const next = this.lines.next(line);
       if (!next) {
         this.lines.dropIfIdle(state.conversationId);

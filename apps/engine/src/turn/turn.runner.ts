@@ -22,7 +22,7 @@ import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
 import { TurnDeadlines } from './turn.deadlines';
-import { approvalAnswerOf, receiptOf, type TurnState } from './turn.state';
+import { approvalAnswerOf, receiptOf, stepCalls, type TurnState } from './turn.state';
 
 export interface RunnerDeps {
   /** Shared with the turns queued behind this one: the conversation's one writer. */
@@ -228,24 +228,23 @@ export class TurnRunner {
    */
   private pickUp(events: TurnEvent[], context: ChatMessage[]): void {
     const state = this.logged;
-    if (events.some((e) => e.type === 'ModelRequested' || isTerminalTurnEvent(e))) return;
+    if (state.status !== 'running' || events.some((e) => e.type === 'ModelRequested' || isTerminalTurnEvent(e))) return;
     if (state.awaiting === 'model') {
       void this.callModel(state.step, context);
       return;
     }
     const startedNow = new Set(events.flatMap((e) => (e.type === 'ToolCallStarted' ? [e.data.toolCallId] : [])));
-    for (const id of state.started) {
-      if (state.finished.includes(id) || startedNow.has(id)) continue;
-      const call = state.calls.get(id)!;
-      void this.runTool(state.step, id, call.name, call.args);
+    for (const call of stepCalls(state)) {
+      if (call.progress === 'started' && !startedNow.has(call.toolCallId)) void this.runTool(state.step, call.toolCallId, call.name, call.args);
     }
   }
 
   private async callModel(step: number, messages: ChatMessage[]): Promise<void> {
-    const { model } = this.decided;
+    if (this.decided.status !== 'running') return;
+    const { model } = this.decided.spec;
     let command: TurnCommand;
     try {
-      const answer = await this.deps.model.complete({ step, model: model!, messages, tools: this.deps.tools.specs(this.tenantId), onDelta: this.deps.live?.deltas(step) }, this.abort.signal);
+      const answer = await this.deps.model.complete({ step, model, messages, tools: this.deps.tools.specs(this.tenantId), onDelta: this.deps.live?.deltas(step) }, this.abort.signal);
       // Cut before it is decided on: the log and the next model request get the same bounded text.
       // A fresh id for the follow-up turn, used only if this answer moves the turn's first next_turn steer.
       command = { type: 'RecordModelAnswer', step, ...answer, text: truncateText(answer.text, this.deps.maxOutputBytes()), nextTurnId: uuidv7() };
