@@ -4,10 +4,10 @@ import { SteerlineError } from '@steerline/contracts';
 export type Decision<Event> = { ok: true; events: Event[] } | { ok: false; refusal: { code: string; message: string; details?: Record<string, unknown> } };
 
 /** What a specification needs of a decider: its start, how a given fact changes the state, and its decision. */
-export interface SpecifiedDecider<Command, Event, State> {
+export interface SpecifiedDecider<Command, Event, State, Decided extends Event = Event> {
   initialState: () => State;
   evolve: (state: State, event: Event) => State;
-  decide: (command: Command, state: State) => Decision<Event>;
+  decide: (command: Command, state: State) => Decision<Decided>;
 }
 
 /** The expectation that a command is refused with `code` (and details that include `details`). */
@@ -22,12 +22,12 @@ export const refused = (code: string, details?: Record<string, unknown>): Refuse
  * Emmett's `DeciderSpecification`: the facts so far, one command, and what the
  * decider decides — the events it appends, in order, or its refusal.
  */
-export function specification<Command, Event, State>(decider: SpecifiedDecider<Command, Event, State>) {
+export function specification<Command, Event, State, Decided extends Event = Event>(decider: SpecifiedDecider<Command, Event, State, Decided>) {
   return (given: Event[] = []) => ({
     when: (command: Command) => {
       const decide = () => decider.decide(command, given.reduce(decider.evolve, decider.initialState()));
       return {
-        then(expected: Event[] | Refused): void {
+        then(expected: Decided[] | Refused): void {
           const decision = decide();
           if (Array.isArray(expected)) {
             if (!decision.ok) throw new Error(`expected events, the command was refused: ${decision.refusal.code} (${decision.refusal.message})`);
@@ -39,7 +39,7 @@ export function specification<Command, Event, State>(decider: SpecifiedDecider<C
           if (expected.details) expect(decision.refusal.details).toMatchObject(expected.details);
         },
         /** The decided events, for what `then` cannot say in one list. */
-        events(): Event[] {
+        events(): Decided[] {
           const decision = decide();
           if (!decision.ok) throw new Error(`the command was refused: ${decision.refusal.code} (${decision.refusal.message})`);
           return decision.events;

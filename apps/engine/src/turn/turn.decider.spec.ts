@@ -1,11 +1,11 @@
-import { DEFAULT_LIMITS, SteerlineError, checkInvariants } from '@steerline/contracts';
+import { DEFAULT_LIMITS, SteerlineError, checkInvariants, type ModelSpec } from '@steerline/contracts';
 import { decide } from './turn.decider';
 import { receiptOf } from './turn.state';
 import { refused } from '../testing/decider-specification';
 import { answerText, answerWithTools, given, run, startCommand, started, steer, steerId, toolDone, types } from './turn.fixtures';
 import type { TurnEventDraft } from './turn.decider';
 
-const model = { provider: 'scripted', name: 'scripted', script: [] } as const;
+const model: ModelSpec = { provider: 'scripted', name: 'scripted', script: [] };
 const turnStarted = (maxQueued = DEFAULT_LIMITS.maxQueued): TurnEventDraft => ({ type: 'TurnStarted', data: { prompt: 'do the thing', model, limits: { ...DEFAULT_LIMITS, maxQueued }, engineId: 'engine-test' } });
 const requested = (step: number, steerIds: string[] = []): TurnEventDraft => ({ type: 'ModelRequested', data: { step, steerIds } });
 const queued = (n: number, position = n, queueDepth = n): TurnEventDraft => ({ type: 'SteerQueued', data: { steerId: steerId(n), text: `steer ${n}`, position, queueDepth } });
