@@ -13,8 +13,7 @@ import {
   type Receipt,
   type TurnEvent,
 } from '@steerline/contracts';
-import type { ConversationWriter } from '../log/conversation-writer';
-import { StaleWriterError, UnappendableEventError } from '../log/event-log';
+import { UnappendableEventError } from '../log/event-log';
 import type { TurnLive } from '../live/live.publisher';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import { ToolError, type ToolRegistry } from '../tools/tool.registry';
@@ -24,9 +23,13 @@ import { evolve } from './turn.evolve';
 import { TurnDeadlines } from './turn.deadlines';
 import { approvalAnswerOf, receiptOf, stepCalls, type TurnState } from './turn.state';
 
+/** Where a turn's events go: the conversation's one writer, shared with the decisions about its other turns. */
+export interface TurnLog {
+  append(events: TurnEvent[]): Promise<void>;
+}
+
 export interface RunnerDeps {
-  /** Shared with the turns queued behind this one: the conversation's one writer. */
-  writer: ConversationWriter;
+  writer: TurnLog;
   model: ModelProvider;
   tools: ToolRegistry;
   /** Bound on one tool output or model answer (UTF-8 bytes): larger ones are cut before they are decided on. */
@@ -39,10 +42,12 @@ export interface RunnerDeps {
 const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
 
 /**
- * The shell around the decider: appends what it decides, in order, and only
- * then acts on it — the model is called after its `ModelRequested` (and the
- * deliveries before it) are in the log (write-ahead). Model answers and tool
- * results come back as commands.
+ * The shell around the turn's decider for a turn whose loop runs in this
+ * engine: appends what it decides, in order, and only then acts on it — the
+ * model is called after its `ModelRequested` (and the deliveries before it)
+ * are in the log (write-ahead). Model answers and tool results come back as
+ * commands. Its start or resume is decided by the conversation's decider and
+ * appended by the registry; `begin` acts on it.
  */
 export class TurnRunner {
   private readonly logger = new Logger('TurnRunner');
@@ -144,12 +149,13 @@ export class TurnRunner {
     throw refused;
   }
 
-  async start(command: Extract<TurnCommand, { type: 'StartTurn' }>): Promise<void> {
-    await this.run(command).catch((err) => {
-      // Someone appended to the conversation since we read it: another turn won the race.
-      if (err instanceof StaleWriterError) throw new SteerlineError('turn_already_running', 'another turn of this conversation started first');
-      throw asUnavailable(err);
-    });
+  /**
+   * Acts on the appended events that started or resumed the turn (the history
+   * it was built with includes them): calls the model, runs the tools, arms
+   * the deadlines.
+   */
+  begin(events: TurnEvent[]): void {
+    this.react(events, this.messages.slice());
   }
 
   async submitSteer(steerId: string, text: string, opts: { onTurnEnd?: OnTurnEnd; ttlMs?: number } = {}): Promise<Receipt> {
@@ -179,11 +185,6 @@ export class TurnRunner {
     const done = this.run({ type: 'CancelTurn', reason });
     this.abort.abort(new Error('turn cancelled'));
     await done.catch(rethrowAsUnavailable);
-  }
-
-  /** Adopts a turn whose engine is gone; throws StaleWriterError when another engine adopted it first. */
-  async resume(command: Extract<TurnCommand, { type: 'ResumeTurn' }>): Promise<void> {
-    await this.run(command);
   }
 
   /**
