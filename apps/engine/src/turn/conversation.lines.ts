@@ -1,5 +1,6 @@
 import type { Subscription } from '@nats-io/transport-node';
-import { messagesOf, uuidv7, type ChatMessage, type StoredEvent, type TurnEvent } from '@steerline/contracts';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { lastMessage, messagesOf, readConversation, uuidv7, type ChatMessage, type StoredEvent, type TurnEvent } from '@steerline/contracts';
 import { ConversationWriter } from '../log/conversation-writer';
 import type { EventLog } from '../log/event-log';
 import type { ConversationCommand } from '../conversation/conversation.commands';
@@ -24,7 +25,7 @@ export class ConversationLine {
   /** The model context while no turn of the conversation runs here; a running turn's runner holds it meanwhile. */
   context: ChatMessage[];
   /** The queued turns' own subjects: only their cancel is answered. */
-  readonly queued = new Map<string, Subscription>();
+  private readonly queued = new Map<string, Subscription>();
   closed = false;
   private readonly writer: ConversationWriter;
 
@@ -35,6 +36,20 @@ export class ConversationLine {
     this.writer = new ConversationWriter(log, subject, lastSeq, (events) => {
       this.state = events.reduce(evolve, this.state);
     });
+  }
+
+  /**
+   * Reads the conversation from its subject: its events so far and the
+   * subject's last sequence (counting messages that do not decode: the next
+   * append must name the true last one). Undefined when it does not exist. A
+   * conversation's first turn (its last event is ConversationCreated) needs one get.
+   */
+  static async read(jsm: JetStreamManager, stream: string, log: EventLog, subject: string): Promise<ConversationLine | undefined> {
+    const last = await lastMessage(jsm, stream, subject);
+    if (!last) return undefined;
+    if (last.event?.type === 'ConversationCreated') return new ConversationLine(log, subject, last.seq, [{ streamSeq: last.seq, subject, event: last.event }]);
+    const { events, lastSeq } = await readConversation(jsm, stream, subject);
+    return new ConversationLine(log, subject, lastSeq, events);
   }
 
   get conversationId(): string | undefined {
@@ -62,6 +77,21 @@ export class ConversationLine {
       }
       return { ok: true, events: decision.events, state: decision.state };
     });
+  }
+
+  /** Subscribes each turn queued now to its subjects, and unsubscribes those no longer queued. */
+  subscribeQueued(subscribe: (turn: { turnId: string; tenantId: string }) => Subscription): void {
+    if (this.state.phase === 'none') return;
+    const { queue, turns } = this.state;
+    for (const turnId of queue) {
+      const turn = turns.get(turnId);
+      if (turn && !this.queued.has(turnId)) this.queued.set(turnId, subscribe(turn));
+    }
+    for (const [turnId, sub] of this.queued) {
+      if (queue.includes(turnId)) continue;
+      sub.unsubscribe();
+      this.queued.delete(turnId);
+    }
   }
 
   /** Lets go of the conversation without touching the log: its queued turns stay queued there. */

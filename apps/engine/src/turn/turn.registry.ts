@@ -6,48 +6,35 @@ import {
   DEFAULT_MODEL,
   SteerlineError,
   isTerminalTurnEvent,
-  lastMessage,
   messagesOf,
-  readConversation,
   uuidv7,
   type ChatMessage,
   type ModelSpec,
   type StartTurnAnswer,
   type StartTurnCommand,
-  type StoredEvent,
   type Subjects,
   type TurnEvent,
 } from '@steerline/contracts';
 import { StaleWriterError, type EventLog } from '../log/event-log';
-import type { ModelRegistry } from '../models/model.registry';
-import type { ToolRegistry } from '../tools/tool.registry';
-import type { LivePublisher } from '../live/live.publisher';
+import { accepted, asUnavailable, refusalError, takenOver } from './shell.errors';
 import type { OwnedTurn, TurnOwnership } from '../ownership/turn-ownership';
+import { HeldClaims } from '../ownership/held-claims';
 import type { ConversationCommand } from '../conversation/conversation.commands';
-import type { Refusal } from '../conversation/conversation.decider';
 import type { ConversationState } from '../conversation/conversation.state';
 import { ConversationLine, type Decided } from './conversation.lines';
-import type { RunningTurn } from './turn.state';
-import { TurnRunner } from './turn.runner';
+import type { TurnRunner } from './turn.runner';
+import { TurnShells, type ShellDeps } from './turn.shells';
 
-export interface RegistryDeps {
+export interface RegistryDeps extends ShellDeps {
   jsm: JetStreamManager;
   subjects: Subjects;
   log: EventLog;
-  models: ModelRegistry;
-  tools: ToolRegistry;
   engineId: string;
   ownership: TurnOwnership;
   /** How many times one turn may move to another engine before it fails `engine_lost`. */
   resumeLimit: number;
-  /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
-  subscribeTurn: (runner: TurnRunner) => Subscription[];
   /** Subscribes the owner to a queued turn's subjects: only its cancel is answered. */
   subscribeQueued: (turn: { turnId: string; tenantId: string }, cancel: (reason: string) => Promise<void>) => Subscription;
-  /** Bound on one tool output or model answer, in UTF-8 bytes. */
-  maxOutputBytes: () => number;
-  /** Publishes live output (docs/design.md §8.1); absent, turns run without it. */
-  live?: LivePublisher;
 }
 
 /**
@@ -68,21 +55,18 @@ export type Adoption = 'resumed' | 'failed' | 'ended' | 'advanced' | 'claim_stal
  */
 export class TurnRegistry {
   private readonly logger = new Logger('TurnRegistry');
-  private readonly runners = new Map<string, TurnRunner>();
+  private readonly runners: TurnShells;
   private readonly lines = new Map<string, ConversationLine>();
-  private readonly subscriptions = new Map<string, Subscription[]>();
-  /**
-   * The claims this engine holds and acts on, by turn, with the turn's
-   * conversation. An ended turn's claim is held until the turn after it has
-   * started: an engine killed in between leaves a claim the reaper finds.
-   */
-  private readonly held = new Map<string, { conversationId: string; ended: boolean }>();
+  private readonly claims: HeldClaims;
   /** Set by a graceful shutdown: no queued turn starts here any more; the adopter starts it from the log. */
   private stopping = false;
   /** Reactions to a turn's end still being decided and appended (a graceful shutdown waits for them). */
   private readonly inFlight = new Set<Promise<void>>();
 
-  constructor(private readonly deps: RegistryDeps) {}
+  constructor(private readonly deps: RegistryDeps) {
+    this.runners = new TurnShells(deps);
+    this.claims = new HeldClaims(deps.ownership, (turnId, err) => this.logger.warn({ message: 'could not release turn', turnId, error: err.message }));
+  }
 
   get size(): number {
     return this.runners.size;
@@ -99,7 +83,7 @@ export class TurnRegistry {
 
   /** Whether this engine still acts on the turn: runs it, or is starting the turn queued after it. */
   holds(turnId: string): boolean {
-    return this.held.has(turnId);
+    return this.claims.has(turnId);
   }
 
   /**
@@ -160,7 +144,7 @@ export class TurnRegistry {
    */
   async adopt(orphan: OwnedTurn): Promise<Adoption> {
     const { turnId, tenantId, conversationId } = orphan;
-    if (this.runners.has(turnId) || this.held.has(turnId)) return 'taken';
+    if (this.runners.get(turnId) !== undefined || this.claims.has(turnId)) return 'taken';
     const line = this.lines.get(conversationId) ?? (await this.load(tenantId, conversationId));
     if (!line) return 'ended';
     const command: ConversationCommand = {
@@ -187,7 +171,7 @@ export class TurnRegistry {
     const queuedTurns = decided.state.phase === 'none' ? 0 : decided.state.queue.length;
     // Resumed, or failed at the resume limit (its steers dropped first) when it no longer runs.
     if (events.some((e) => e.turnId === turnId && e.type !== 'TurnStarted' && e.type !== 'ModelRequested')) {
-      const resumed = this.runners.has(turnId);
+      const resumed = this.runners.get(turnId) !== undefined;
       this.logger.log({ message: resumed ? 'turn resumed' : 'turn failed at its resume limit', turnId, conversationId, tenantId, previousEngineId: orphan.engineId, queuedTurns });
       return resumed ? 'resumed' : 'failed';
     }
@@ -214,15 +198,14 @@ export class TurnRegistry {
         for (const e of events) {
           if (e.type !== 'TurnStarted' && e.type !== 'TurnResumed') continue;
           // Claimed before the event exists, so a crash right after it still leaves a turn another engine settles.
-          await this.deps.ownership.claim({ turnId: e.turnId, tenantId: e.tenantId, conversationId: e.conversationId });
+          await this.claims.claim({ turnId: e.turnId, tenantId: e.tenantId, conversationId: e.conversationId });
           claimed.push(e.turnId);
-          this.held.set(e.turnId, { conversationId: e.conversationId, ended: false });
         }
       });
     } catch (err) {
       for (const turnId of claimed) {
-        this.held.delete(turnId);
-        if (takenOver(err) || releaseOnError(turnId)) await this.deps.ownership.release(turnId).catch(() => undefined);
+        if (takenOver(err) || releaseOnError(turnId)) await this.claims.release(turnId);
+        else this.claims.drop(turnId);
       }
       // This engine no longer knows where the subject stands: the next command reads it again.
       if (!this.runningHere(line)) this.close(line);
@@ -245,17 +228,13 @@ export class TurnRegistry {
       if (events.length === 0 || this.lines.has(conversationId)) return line.close();
       this.lines.set(conversationId, line);
     }
-    for (const e of events) {
-      const claim = isTerminalTurnEvent(e) ? this.held.get(e.turnId) : undefined;
-      if (claim) claim.ended = true;
-    }
+    for (const e of events) if (isTerminalTurnEvent(e)) this.claims.ended(e.turnId);
     const running = state.phase === 'running' ? state.turns.get(state.running) : undefined;
     if (running?.status === 'running' && events.some((e) => e.turnId === running.turnId && (e.type === 'TurnStarted' || e.type === 'TurnResumed'))) {
       const context = [...line.context, ...events.flatMap(messagesOf)];
       // The runner holds the context while the turn runs; it is handed back at the turn's end.
       line.context = [];
-      const runner = this.runnerFor(line, running, context);
-      this.track(runner);
+      const runner = this.runners.open(line, running, context, (r) => this.ended(line, r));
       runner.begin(events.filter((e) => e.turnId === running.turnId));
     }
     this.settle(line);
@@ -265,23 +244,9 @@ export class TurnRegistry {
   private settle(line: ConversationLine): void {
     const { state } = line;
     if (state.phase === 'none' || line.closed) return;
-    for (const turnId of state.queue) {
-      const turn = state.turns.get(turnId);
-      if (turn && !line.queued.has(turnId)) line.queued.set(turnId, this.deps.subscribeQueued(turn, (reason) => this.cancelQueued(line, turn, reason)));
-    }
-    for (const [turnId, sub] of line.queued) {
-      if (state.queue.includes(turnId)) continue;
-      sub.unsubscribe();
-      line.queued.delete(turnId);
-    }
+    line.subscribeQueued((turn) => this.deps.subscribeQueued(turn, (reason) => this.cancelQueued(line, turn, reason)));
     // An ended turn's claim goes once the turn after it has started, or none waits.
-    if (state.phase !== 'between') {
-      for (const [turnId, claim] of this.held) {
-        if (claim.conversationId !== state.conversationId || !claim.ended) continue;
-        this.held.delete(turnId);
-        void this.deps.ownership.release(turnId).catch((err: Error) => this.logger.warn({ message: 'could not release turn', turnId, error: err.message }));
-      }
-    }
+    if (state.phase !== 'between') this.claims.releaseEnded(state.conversationId);
     if (state.phase === 'idle' && !this.runningHere(line)) this.close(line);
   }
 
@@ -294,39 +259,6 @@ export class TurnRegistry {
   }
 
   /**
-   * The one place a turn's shell is made. A turn whose loop runs in this
-   * engine gets a TurnRunner; another kind of turn (its loop in an external
-   * process) gets its own shell here, from the same state and history.
-   */
-  private runnerFor(line: ConversationLine, state: RunningTurn, history: readonly ChatMessage[]): TurnRunner {
-    const { tenantId, conversationId, turnId } = state;
-    const provider = this.deps.models.has(state.spec.model.provider) ? state.spec.model.provider : DEFAULT_MODEL.provider;
-    return new TurnRunner(
-      {
-        writer: line,
-        model: this.deps.models.get(provider),
-        tools: this.deps.tools,
-        maxOutputBytes: this.deps.maxOutputBytes,
-        live: this.deps.live?.forTurn(tenantId, conversationId, turnId),
-        onEnded: (r) => this.ended(line, r),
-      },
-      state,
-      history,
-    );
-  }
-
-  private track(runner: TurnRunner): void {
-    this.runners.set(runner.turnId, runner);
-    this.subscriptions.set(runner.turnId, this.deps.subscribeTurn(runner));
-  }
-
-  private forget(runner: TurnRunner): void {
-    for (const sub of this.subscriptions.get(runner.turnId) ?? []) sub.unsubscribe();
-    this.subscriptions.delete(runner.turnId);
-    if (this.runners.get(runner.turnId) === runner) this.runners.delete(runner.turnId);
-  }
-
-  /**
    * A turn left this engine. One that ended: the conversation advances — its
    * follow-up queued, the oldest queued turn started — through `handle`, and
    * the ended turn's claim goes once that is in the log. One stopped by a lost
@@ -334,16 +266,15 @@ export class TurnRegistry {
    * nothing is appended after it here; whoever adopts it goes on from the log.
    */
   private ended(line: ConversationLine, runner: TurnRunner): void {
-    this.forget(runner);
+    this.runners.close(runner);
     const { turnId } = runner;
     if (runner.running || this.stopping || this.lines.get(runner.conversationId) !== line) {
-      this.held.delete(turnId);
+      this.claims.drop(turnId);
       this.close(line);
       return;
     }
     line.context = runner.context;
-    const claim = this.held.get(turnId);
-    if (claim) claim.ended = true;
+    this.claims.ended(turnId);
     const advancing: Promise<void> = this.handle(line, { type: 'AdvanceConversation', engineId: this.deps.engineId })
       .then((decided) => {
         // A line let go of meanwhile (its last queued turn cancelled) has nothing to advance; its claims went with it.
@@ -351,33 +282,17 @@ export class TurnRegistry {
       })
       .catch((err: Error) => {
         // The log keeps the queue, and the ended turn's claim (kept unless another writer surely took over) has the reaper start it from there.
-        this.held.delete(turnId);
         this.logger.error({ message: 'the turn queued next could not start', turnId, error: err.message });
-        if (takenOver(err)) return this.deps.ownership.release(turnId).catch(() => undefined);
+        if (takenOver(err)) return this.claims.release(turnId);
+        this.claims.drop(turnId);
       })
       .finally(() => this.inFlight.delete(advancing));
     this.inFlight.add(advancing);
   }
 
-  /** Reads the conversation and becomes able to write it, from the subject's last sequence; undefined when it does not exist. */
-  private async load(tenantId: string, conversationId: string): Promise<ConversationLine | undefined> {
-    const subject = this.deps.subjects.conversationEvents(tenantId, conversationId);
-    const { events, lastSeq } = await this.history(subject);
-    if (lastSeq === 0) return undefined;
-    return new ConversationLine(this.deps.log, subject, lastSeq, events);
-  }
-
-  /**
-   * The conversation's events so far and its subject's last sequence (counting
-   * messages that do not decode: the next append must name the true last one).
-   * A conversation's first turn (its last event is ConversationCreated) needs one get.
-   */
-  private async history(subject: string): Promise<{ events: StoredEvent[]; lastSeq: number }> {
-    const { jsm, subjects } = this.deps;
-    const last = await lastMessage(jsm, subjects.stream, subject);
-    if (!last) return { events: [], lastSeq: 0 };
-    if (last.event?.type === 'ConversationCreated') return { events: [{ streamSeq: last.seq, subject, event: last.event }], lastSeq: last.seq };
-    return readConversation(jsm, subjects.stream, subject);
+  private load(tenantId: string, conversationId: string): Promise<ConversationLine | undefined> {
+    const { jsm, subjects, log } = this.deps;
+    return ConversationLine.read(jsm, subjects.stream, log, subjects.conversationEvents(tenantId, conversationId));
   }
 
   private runningHere(line: ConversationLine): boolean {
@@ -399,27 +314,8 @@ export class TurnRegistry {
    */
   async handOverAll(): Promise<void> {
     this.stopping = true;
-    await Promise.all([...this.runners.values()].map((r) => r.handOver()));
+    await Promise.all(this.runners.all().map((r) => r.handOver()));
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
     for (const line of [...this.lines.values()]) this.close(line);
   }
-}
-
-/** The events of an accepted decision; a refusal is thrown as the typed error it names. */
-function accepted(decided: Decided): TurnEvent[] {
-  if (!decided.ok) throw refusalError(decided.refusal);
-  return decided.events;
-}
-
-function refusalError(refusal: Refusal): SteerlineError {
-  return new SteerlineError(refusal.code === 'claim_stale' ? 'internal' : refusal.code, refusal.message, refusal.details);
-}
-
-function asUnavailable(err: unknown): SteerlineError {
-  return err instanceof SteerlineError ? err : new SteerlineError('unavailable', (err as Error).message);
-}
-
-/** The log refused an append because another writer came first: this engine no longer writes the conversation. */
-function takenOver(err: unknown): boolean {
-  return err instanceof StaleWriterError || (err as Error | undefined)?.cause instanceof StaleWriterError || (err instanceof SteerlineError && err.code === 'turn_already_running');
 }

@@ -14,6 +14,7 @@ import {
   type TurnEvent,
 } from '@steerline/contracts';
 import { UnappendableEventError } from '../log/event-log';
+import { asUnavailable } from './shell.errors';
 import type { TurnLive } from '../live/live.publisher';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import { ToolError, type ToolRegistry } from '../tools/tool.registry';
@@ -304,10 +305,6 @@ export class TurnRunner {
     this.deps.onEnded(this);
     this.endedResolve();
   }
-}
-
-function asUnavailable(err: unknown): SteerlineError {
-  return err instanceof SteerlineError ? err : new SteerlineError('unavailable', (err as Error).message);
 }
 
 function rethrowAsUnavailable(err: unknown): never {
