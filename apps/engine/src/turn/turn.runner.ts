@@ -162,24 +162,24 @@ export class TurnRunner {
   async submitSteer(steerId: string, text: string, opts: { onTurnEnd?: OnTurnEnd; ttlMs?: number } = {}): Promise<Receipt> {
     const expiresAt = opts.ttlMs === undefined ? undefined : new Date(Date.now() + opts.ttlMs).toISOString();
     await this.run({ type: 'SubmitSteer', steerId, text, ...(opts.onTurnEnd && { onTurnEnd: opts.onTurnEnd }), ...(expiresAt && { expiresAt }) }).catch(rethrowAsUnavailable);
-    return receiptOf(this.logged, steerId)!;
+    return inLog(receiptOf(this.logged, steerId), `steer ${steerId}`);
   }
 
   /** Replaces a queued steer's text; the decider refuses it once the steer is delivered or dropped. */
   async editSteer(steerId: string, text: string): Promise<Receipt> {
     await this.run({ type: 'EditSteer', steerId, text }).catch(rethrowAsUnavailable);
-    return receiptOf(this.logged, steerId)!;
+    return inLog(receiptOf(this.logged, steerId), `steer ${steerId}`);
   }
 
   async withdraw(steerId: string): Promise<Receipt> {
     await this.run({ type: 'WithdrawSteer', steerId }).catch(rethrowAsUnavailable);
-    return receiptOf(this.logged, steerId)!;
+    return inLog(receiptOf(this.logged, steerId), `steer ${steerId}`);
   }
 
   /** A person's decision on a waiting call; the same decision again answers the same (docs/design.md §8.2). */
   async decideApproval(toolCallId: string, decision: ApprovalDecision, reason?: string): Promise<ApprovalAnswer> {
     await this.run({ type: 'DecideApproval', toolCallId, decision, by: 'user', ...(reason !== undefined && { reason }) }).catch(rethrowAsUnavailable);
-    return approvalAnswerOf(this.logged, toolCallId)!;
+    return inLog(approvalAnswerOf(this.logged, toolCallId), `the decision on ${toolCallId}`);
   }
 
   async cancel(reason: string): Promise<void> {
@@ -305,6 +305,12 @@ export class TurnRunner {
     this.deps.onEnded(this);
     this.endedResolve();
   }
+}
+
+/** What an accepted command left in the log: there once its events are, by the decider's rules. */
+function inLog<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new SteerlineError('internal', `${what} is not in the log after it was accepted`);
+  return value;
 }
 
 function rethrowAsUnavailable(err: unknown): never {
