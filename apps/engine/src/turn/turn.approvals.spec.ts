@@ -2,7 +2,7 @@ import { checkInvariants } from '@steerline/contracts';
 import { decide } from './turn.decider';
 import { approvalAnswerOf, pendingApprovals } from './turn.state';
 import { evolve } from './turn.evolve';
-import { answerCalling, answerText, approve, deny, newTurnState, run, startCommand, steer, steerId, toolDone, types, refusal } from './turn.fixtures';
+import { answerCalling, answerText, approve, deny, newTurnState, run, startCommand, started, steer, steerId, toolDone, types, refusal } from './turn.fixtures';
 
 const sleepNeedsApproval = startCommand({}, { tools: ['sleep'] });
 
@@ -21,7 +21,7 @@ describe('turn decider: tool-call approvals (docs/design.md §9)', () => {
 
   it('an approved call starts after its decision; the boundary waits for every call', () => {
     const { state: waiting } = run([sleepNeedsApproval, answerCalling(1, 'sleep', 'echo'), toolDone(1, 1)]);
-    expect(waiting.awaiting).toBe('tools');
+    expect(started(waiting).awaiting).toBe('tools');
     const { events } = run([approve(1, 0, 'fine'), toolDone(1, 0)], waiting);
     expect(types(events)).toEqual(['ToolApprovalDecided', 'ToolCallStarted', 'ToolCallFinished', 'ModelRequested']);
     expect(events[0].data).toEqual({ step: 1, toolCallId: 'call_1_0', decision: 'approved', reason: 'fine', by: 'user' });

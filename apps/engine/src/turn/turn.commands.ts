@@ -1,12 +1,12 @@
-import type { AgentFields, ApprovalDecision, ApprovalPolicy, DropReason, ModelSpec, OnTurnEnd, ToolCall, TurnLimits, Usage } from '@steerline/contracts';
+import type { ApprovalDecision, DropReason, OnTurnEnd, ToolCall, Usage } from '@steerline/contracts';
+import type { TurnSpec } from './turn.state';
 
 /** What the runner and the command handlers ask of a turn. Imperative names. */
 export type TurnCommand =
-  /** `runner: "external"`: another process runs the loop and holds the lease whose SHA-256 is `leaseDigest` (docs/runner-protocol.md). */
-  | { type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; prompt: string; model: ModelSpec; limits: TurnLimits; engineId: string; approvals?: ApprovalPolicy; agentFields?: AgentFields; runner?: 'external'; leaseDigest?: string }
-  /** `expiresAt`: the shell turns a steer's `ttlMs` into a deadline, as the decider has no clock. */
+  | ({ type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; engineId: string } & TurnSpec)
   /** Queues the turn behind the conversation's running one; `StartTurn` or `CancelTurn` follows. */
-  | { type: 'QueueTurn'; prompt: string; model: ModelSpec; limits: TurnLimits; approvals?: ApprovalPolicy; agentFields?: AgentFields; position: number; fromTurnId?: string }
+  | ({ type: 'QueueTurn'; position: number; fromTurnId?: string } & TurnSpec)
+  /** `expiresAt`: the shell turns a steer's `ttlMs` into a deadline, as the decider has no clock. */
   | { type: 'SubmitSteer'; steerId: string; text: string; onTurnEnd?: OnTurnEnd; expiresAt?: string }
   | { type: 'WithdrawSteer'; steerId: string }
   | { type: 'EditSteer'; steerId: string; text: string }
@@ -14,7 +14,7 @@ export type TurnCommand =
   | { type: 'ExpireSteer'; steerId: string }
   /**
    * `nextTurnId`: an id the shell mints for the follow-up turn, used only if
-   * this answer moves the turn's first `next_turn` steer (docs/design.md §2, "At a turn's end").
+   * this answer moves the turn's first `next_turn` steer (docs/design.md §8).
    */
   | { type: 'RecordModelAnswer'; step: number; text: string; toolCalls: ToolCall[]; usage?: Usage; nextTurnId?: string }
   /**

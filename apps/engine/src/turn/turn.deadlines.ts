@@ -1,6 +1,6 @@
 import type { TurnEvent } from '@steerline/contracts';
 import type { TurnCommand } from './turn.commands';
-import { pendingApprovals, type TurnState } from './turn.state';
+import { hasRun, pendingApprovals, type TurnState } from './turn.state';
 
 /**
  * The timers of one running turn: approval timeouts of calls waiting for a
@@ -17,7 +17,7 @@ export class TurnDeadlines {
 
   /** Arms or disarms what an appended event asks for; `state` is what the log holds with it. */
   onEvent(e: TurnEvent, state: TurnState): void {
-    if (e.type === 'ToolApprovalRequested') this.armApproval(e.data.toolCallId, e.at, state.approvalPolicy?.timeoutMs);
+    if (e.type === 'ToolApprovalRequested') this.armApproval(e.data.toolCallId, e.at, timeoutOf(state));
     else if (e.type === 'ToolApprovalDecided') disarm(this.approvals, e.data.toolCallId);
     else if (e.type === 'SteerQueued' && e.data.expiresAt) this.armExpiry(e.data.steerId, e.data.expiresAt);
     else if (e.type === 'SteeringDelivered' || e.type === 'SteerDropped') disarm(this.expiries, e.data.steerId);
@@ -25,7 +25,8 @@ export class TurnDeadlines {
 
   /** A resumed turn: calls still waiting get their timeout counted from the request, queued steers their expiry. */
   rearm(state: TurnState): void {
-    for (const a of pendingApprovals(state)) this.armApproval(a.toolCallId, a.requestedAt, state.approvalPolicy?.timeoutMs);
+    if (!hasRun(state)) return;
+    for (const a of pendingApprovals(state)) this.armApproval(a.toolCallId, a.approval.requestedAt, timeoutOf(state));
     for (const id of state.queue) {
       const steer = state.steers.get(id);
       if (steer?.expiresAt) this.armExpiry(id, steer.expiresAt);
@@ -48,6 +49,8 @@ export class TurnDeadlines {
     arm(this.expiries, steerId, Date.parse(expiresAt), () => this.send({ type: 'ExpireSteer', steerId }));
   }
 }
+
+const timeoutOf = (state: TurnState) => (hasRun(state) ? state.spec.approvals?.timeoutMs : undefined);
 
 function arm(timers: Map<string, NodeJS.Timeout>, id: string, at: number, fire: () => void): void {
   disarm(timers, id);

@@ -1,8 +1,15 @@
-import { SteerlineError, checkInvariants } from '@steerline/contracts';
+import { DEFAULT_LIMITS, SteerlineError, checkInvariants, type ModelSpec } from '@steerline/contracts';
 import { decide } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { receiptOf } from './turn.state';
-import { answerText, answerWithTools, run, startCommand, steer, steerId, toolDone, types } from './turn.fixtures';
+import { refused } from '../testing/decider-specification';
+import { answerText, answerWithTools, given, run, startCommand, started, steer, steerId, toolDone, types } from './turn.fixtures';
+import type { TurnEventDraft } from './turn.decider';
+
+const model: ModelSpec = { provider: 'scripted', name: 'scripted', script: [] };
+const turnStarted = (maxQueued = DEFAULT_LIMITS.maxQueued): TurnEventDraft => ({ type: 'TurnStarted', data: { prompt: 'do the thing', model, limits: { ...DEFAULT_LIMITS, maxQueued }, engineId: 'engine-test' } });
+const requested = (step: number, steerIds: string[] = []): TurnEventDraft => ({ type: 'ModelRequested', data: { step, steerIds } });
+const queued = (n: number, position = n, queueDepth = n): TurnEventDraft => ({ type: 'SteerQueued', data: { steerId: steerId(n), text: `steer ${n}`, position, queueDepth } });
 
 function refusal(fn: () => unknown): string {
   try {
@@ -15,6 +22,28 @@ function refusal(fn: () => unknown): string {
 }
 
 describe('turn decider', () => {
+  describe('given / when / then', () => {
+    it('a new turn starts: TurnStarted with its spec and the engine, then the request of step 1', () => {
+      given().when(startCommand()).then([turnStarted(), requested(1)]);
+    });
+
+    it('a started turn cannot start again', () => {
+      given([turnStarted(), requested(1)]).when(startCommand()).then(refused('turn_already_running'));
+    });
+
+    it('a steer takes the next position and the queue depth', () => {
+      given([turnStarted(), requested(1), queued(1)]).when(steer(2)).then([queued(2)]);
+    });
+
+    it('one steer past the cap is refused queue_full with the cap', () => {
+      given([turnStarted(2), requested(1), queued(1), queued(2)]).when(steer(3)).then(refused('queue_full', { maxQueued: 2 }));
+    });
+
+    it('a steer of a turn that has not started is refused turn_not_running', () => {
+      given().when(steer(1)).then(refused('turn_not_running'));
+    });
+  });
+
   describe('starting', () => {
     it('a started turn records TurnStarted and asks the model for step 1', () => {
       const { events, state } = run([startCommand()]);
@@ -38,7 +67,7 @@ describe('turn decider', () => {
       const { events, state } = run([startCommand(), steer(1)]);
       expect(types(events).slice(-1)).toEqual(['SteerQueued']);
       expect(events.at(-1)!.data).toMatchObject({ position: 1, queueDepth: 1, text: 'steer 1' });
-      expect(state.queue).toEqual([steerId(1)]);
+      expect(started(state).queue).toEqual([steerId(1)]);
     });
 
     it('a steer queued during step 1 reaches the model after step 1’s tool results, FIFO', () => {
@@ -115,7 +144,7 @@ describe('turn decider', () => {
     it('a queued steer is withdrawn with its text handed back', () => {
       const { events, state } = run([startCommand(), steer(1), { type: 'WithdrawSteer', steerId: steerId(1) }]);
       expect(events.at(-1)).toMatchObject({ type: 'SteerDropped', data: { reason: 'withdrawn', text: 'steer 1' } });
-      expect(state.queue).toEqual([]);
+      expect(started(state).queue).toEqual([]);
     });
 
     it('a delivered steer cannot be withdrawn', () => {

@@ -2,7 +2,6 @@ import {
   eventVersion,
   SteerlineError,
   needsApproval,
-  recordedFieldsOf,
   renderSteer,
   type ApprovalDecider,
   type Boundary,
@@ -12,8 +11,8 @@ import {
   type TurnEvent,
 } from '@steerline/contracts';
 import type { TurnCommand } from './turn.commands';
-import { pendingApprovals, type TurnState } from './turn.state';
-import { dropAll, editSteer, expireSteer, submitSteer, turnEndDrops, withdraw } from './turn.steers';
+import { finishedCalls, pendingApprovals, specOf, stepCalls, stepDone, type RunningTurn, type TurnState } from './turn.state';
+import { dropAll, editSteer, expireSteer, queuedSteers, submitSteer, turnEndDrops, withdraw } from './turn.steers';
 import { evolve } from './turn.evolve';
 
 type TurnEventType = TurnEvent['type'];
@@ -67,7 +66,7 @@ export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[]
  * Ends a running turn before its step is done: every call still waiting for a
  * decision is denied by `cancel` (I7), then the queued steers are dropped, then the end.
  */
-function endTurn(state: TurnState, reason: DropReason, end: TurnEventDraft): TurnEventDraft[] {
+function endTurn(state: RunningTurn, reason: DropReason, end: TurnEventDraft): TurnEventDraft[] {
   const denials = pendingApprovals(state).map(({ step, toolCallId }): TurnEventDraft => ({ type: 'ToolApprovalDecided', data: { step, toolCallId, decision: 'denied', by: 'cancel' } }));
   return [...denials, ...dropAll(state, reason), end];
 }
@@ -87,7 +86,7 @@ const abandonMessage = {
  * waiting for approval stay waiting; a denied one whose result was lost gets it. Delivered steers are in the log, so none is
  * delivered twice.
  */
-function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state: TurnState): TurnEventDraft[] {
+function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state: RunningTurn): TurnEventDraft[] {
   if (state.resumes >= command.limit) {
     const message = `the turn's engine was lost ${state.resumes + 1} times; it is not resumed more than ${command.limit} times`;
     return endTurn(state, 'engine_lost', { type: 'TurnFailed', data: { steps: state.step, error: { code: 'engine_lost', message } } });
@@ -101,18 +100,17 @@ function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state
   if (state.awaiting === 'nothing') return [resumed, ...boundary(next, 'turn_end', command.nextTurnId)];
   if (state.awaiting !== 'tools') return [resumed];
   const drafts: TurnEventDraft[] = [resumed];
-  for (const id of state.toolCalls) {
-    const call = state.calls.get(id)!;
-    const approval = state.approvals.get(id);
-    const asked = approval !== undefined && approval.step === state.step;
-    if (state.finished.includes(id)) continue;
-    if (!state.started.includes(id)) {
+  for (const call of stepCalls(state)) {
+    const { toolCallId: id, approval } = call;
+    if (call.progress === 'finished') continue;
+    if (call.progress === 'answered') {
       // Never started: ask again only if the request itself was lost; an approved call starts now; a pending one keeps waiting.
-      if (!asked) drafts.push(requestOrStart(state, state.step, { id, name: call.name, args: call.args }));
+      if (!approval) drafts.push(requestOrStart(state, state.step, { id, name: call.name, args: call.args }));
       else if (approval.status === 'approved') drafts.push({ type: 'ToolCallStarted', data: { step: state.step, toolCallId: id, name: call.name, args: call.args } });
       // Denied, its result lost: by a cancel whose TurnCancelled was lost too, the turn goes on and the cancel may be sent again.
-      else if (approval.status === 'denied') drafts.push(deniedResult(state.step, id, call.name, approval.by!, approval.reason));
-    } else if (!command.rerunnable.includes(call.name)) {
+      else if (approval.status === 'denied') drafts.push(deniedResult(state.step, id, call.name, approval.by, approval.reason));
+    } else if (state.spec.runner !== 'external' && !command.rerunnable.includes(call.name)) {
+      // An external turn's calls run in its runner, not in the lost engine: none of them was cut off.
       drafts.push({
         type: 'ToolCallFinished',
         data: { step: state.step, toolCallId: id, name: call.name, ok: false, error: { code: 'interrupted', message: 'the engine running this call was lost; the call may or may not have taken effect' }, durationMs: 0 },
@@ -120,26 +118,25 @@ function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state
     }
   }
   const settled = after(next, drafts.slice(1));
-  if (settled.finished.length === settled.toolCalls.length) return [...drafts, ...boundary(settled, 'tool_results')];
+  if (stepDone(settled)) return [...drafts, ...boundary(settled, 'tool_results')];
   return drafts;
 }
 
 function queueTurn(command: Extract<TurnCommand, { type: 'QueueTurn' }>, state: TurnState): TurnEventDraft[] {
   if (state.status !== 'new') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already exists`);
-  const { prompt, model, limits, approvals, agentFields, position, fromTurnId } = command;
-  return [{ type: 'TurnQueued', data: { prompt, model, limits, position, ...(approvals && { approvals }), ...recordedFieldsOf(agentFields), ...(fromTurnId && { fromTurnId }) } }];
+  const { position, fromTurnId } = command;
+  return [{ type: 'TurnQueued', data: { ...specOf(command), position, ...(fromTurnId && { fromTurnId }) } }];
 }
 
 function startTurn(command: Extract<TurnCommand, { type: 'StartTurn' }>, state: TurnState): TurnEventDraft[] {
   if (state.status !== 'new' && state.status !== 'queued') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already started`);
-  const { prompt, model, limits, engineId, approvals, agentFields, runner, leaseDigest } = command;
   return [
-    { type: 'TurnStarted', data: { prompt, model, limits, engineId, ...(approvals && { approvals }), ...recordedFieldsOf(agentFields), ...(runner && { runner }), ...(leaseDigest && { leaseDigest }) } },
+    { type: 'TurnStarted', data: { ...specOf(command), engineId: command.engineId } },
     { type: 'ModelRequested', data: { step: 1, steerIds: [] } },
   ];
 }
 
-function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAnswer' }>, state: TurnState): TurnEventDraft[] {
+function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAnswer' }>, state: RunningTurn): TurnEventDraft[] {
   if (state.awaiting !== 'model' || command.step !== state.step) {
     throw new SteerlineError('invalid_request', `no model request of step ${command.step} is waiting for an answer`);
   }
@@ -150,9 +147,9 @@ function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAns
 }
 
 /** A call of a tool the turn's policy lists waits for a decision; any other starts at once (docs/design.md §9). */
-function requestOrStart(state: TurnState, step: number, c: ToolCall): TurnEventDraft {
+function requestOrStart(state: RunningTurn, step: number, c: ToolCall): TurnEventDraft {
   const data = { step, toolCallId: c.id, name: c.name, args: c.args };
-  return needsApproval(state.approvalPolicy, c.name) ? { type: 'ToolApprovalRequested', data } : { type: 'ToolCallStarted', data };
+  return needsApproval(state.spec.approvals, c.name) ? { type: 'ToolApprovalRequested', data } : { type: 'ToolCallStarted', data };
 }
 
 /**
@@ -160,10 +157,11 @@ function requestOrStart(state: TurnState, step: number, c: ToolCall): TurnEventD
  * model reads, and the step's boundary comes when it was the last call. The
  * same decision again is answered without an event; the other one is refused.
  */
-function decideApproval(command: Extract<TurnCommand, { type: 'DecideApproval' }>, state: TurnState): TurnEventDraft[] {
+function decideApproval(command: Extract<TurnCommand, { type: 'DecideApproval' }>, state: RunningTurn): TurnEventDraft[] {
   const { toolCallId, decision, reason, by } = command;
-  const request = state.approvals.get(toolCallId);
-  if (!request) throw new SteerlineError('not_found', `tool call ${toolCallId} of this turn did not ask for approval`, { toolCallId });
+  const call = state.calls.get(toolCallId);
+  const request = call?.approval;
+  if (!call || !request) throw new SteerlineError('not_found', `tool call ${toolCallId} of this turn did not ask for approval`, { toolCallId });
   if (request.status !== 'pending') {
     if (request.status === decision) return [];
     throw new SteerlineError('already_decided', `tool call ${toolCallId} was already ${request.status}`, {
@@ -173,12 +171,12 @@ function decideApproval(command: Extract<TurnCommand, { type: 'DecideApproval' }
       ...(request.reason !== undefined && { reason: request.reason }),
     });
   }
-  const { step, name, args } = request;
+  const { step, name, args } = call;
   const decided: TurnEventDraft = { type: 'ToolApprovalDecided', data: { step, toolCallId, decision, ...(reason !== undefined && { reason }), by } };
   if (decision === 'approved') return [decided, { type: 'ToolCallStarted', data: { step, toolCallId, name, args } }];
   const finished = deniedResult(step, toolCallId, name, by, reason);
   const next = after(state, [decided, finished]);
-  if (next.finished.length < next.toolCalls.length) return [decided, finished];
+  if (!stepDone(next)) return [decided, finished];
   return [decided, finished, ...boundary(next, 'tool_results')];
 }
 
@@ -189,11 +187,10 @@ function deniedResult(step: number, toolCallId: string, name: string, by: Approv
   return { type: 'ToolCallFinished', data: { step, toolCallId, name, ok: false, error: { code: 'denied', message }, durationMs: 0 } };
 }
 
-function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResult' }>, state: TurnState): TurnEventDraft[] {
+function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResult' }>, state: RunningTurn): TurnEventDraft[] {
   const { step, toolCallId, name, ok, output, error, fatal, durationMs } = command;
-  const approval = state.approvals.get(toolCallId);
-  const started = !approval || approval.step !== step || approval.status === 'approved';
-  if (state.awaiting !== 'tools' || step !== state.step || !state.toolCalls.includes(toolCallId) || state.finished.includes(toolCallId) || !started) {
+  const call = state.calls.get(toolCallId);
+  if (state.awaiting !== 'tools' || step !== state.step || call?.step !== step || call.progress !== 'started') {
     throw new SteerlineError('invalid_request', `tool call ${toolCallId} of step ${step} is not running`);
   }
   const finished: TurnEventDraft = {
@@ -205,22 +202,22 @@ function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResul
     const failure = { code: 'tool_failed', message: `tool ${name} failed: ${error?.message ?? 'unknown error'}` };
     return [finished, ...endTurn(next, 'turn_failed', { type: 'TurnFailed', data: { steps: state.step, error: failure } })];
   }
-  if (next.finished.length < next.toolCalls.length) return [finished];
+  if (!stepDone(next)) return [finished];
   return [finished, ...boundary(next, 'tool_results')];
 }
 
 /**
  * A tool boundary or a text-only end: drain the whole queue FIFO into the next
  * model request, or end the turn when a limit says so. At a text-only end only
- * `continue` steers can be drained (docs/design.md §2, "At a turn's end").
+ * `continue` steers can be drained (docs/design.md §8).
  */
-function boundary(state: TurnState, kind: Boundary, nextTurnId?: string): TurnEventDraft[] {
+function boundary(state: RunningTurn, kind: Boundary, nextTurnId?: string): TurnEventDraft[] {
   if (kind === 'turn_end') {
     // `drop` and `next_turn` steers never reach this turn's model: settled first, in position order.
     const ends = turnEndDrops(state, nextTurnId);
     if (ends.length > 0) return [...ends, ...boundary(after(state, ends), 'turn_end')];
   }
-  const { maxSteps, maxContinuations } = state.limits!;
+  const { maxSteps, maxContinuations } = state.spec.limits;
   const textOnlyEnd = kind === 'turn_end';
   if (textOnlyEnd && state.queue.length === 0) {
     return [{ type: 'TurnCompleted', data: { steps: state.step, text: state.lastText } }];
@@ -238,22 +235,21 @@ function boundary(state: TurnState, kind: Boundary, nextTurnId?: string): TurnEv
 }
 
 /** Drains the queue FIFO into the next model request (after any steers already delivered for it). */
-function deliver(state: TurnState, kind: Boundary): TurnEventDraft[] {
+function deliver(state: RunningTurn, kind: Boundary): TurnEventDraft[] {
   const requestStep = state.step + 1;
-  const afterToolCallIds = kind === 'turn_end' ? [] : [...state.finished];
-  const deliveries = state.queue.map((steerId): TurnEventDraft => {
-    const s = state.steers.get(steerId)!;
-    return {
-      type: 'SteeringDelivered',
-      data: { steerId, text: s.text, position: s.position, step: state.step, boundary: kind, requestStep, afterToolCallIds, rendered: renderSteer(s.text) },
-    };
-  });
+  const afterToolCallIds = kind === 'turn_end' ? [] : finishedCalls(state);
+  const deliveries = queuedSteers(state).map(({ steerId, text, position }): TurnEventDraft => ({
+    type: 'SteeringDelivered',
+    data: { steerId, text, position, step: state.step, boundary: kind, requestStep, afterToolCallIds, rendered: renderSteer(text) },
+  }));
   return [...deliveries, { type: 'ModelRequested', data: { step: requestStep, steerIds: [...state.delivering, ...state.queue] } }];
 }
 
-/** The state after drafts, for decisions that span several events. */
-function after(state: TurnState, drafts: TurnEventDraft[]): TurnState {
-  return drafts.reduce((s, d) => evolve(s, stamp(s, d, { id: '', at: '' })), state);
+/** The state after drafts that do not end the turn, for decisions that span several events. */
+function after(state: RunningTurn, drafts: TurnEventDraft[]): RunningTurn {
+  const next = drafts.reduce<TurnState>((s, d) => evolve(s, stamp(s, d, { id: '', at: '' })), state);
+  if (next.status !== 'running') throw new SteerlineError('internal', `a decision of turn ${state.turnId} ended it half-way`);
+  return next;
 }
 
 export interface StampContext {

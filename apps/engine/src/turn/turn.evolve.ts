@@ -1,42 +1,44 @@
-import { agentFieldsOf, type TurnEvent } from '@steerline/contracts';
-import type { SteerRecord, TurnState } from './turn.state';
+import type { TurnEvent } from '@steerline/contracts';
+import { emptyRun, hasRun, specOf, type EndedTurn, type RunningTurn, type SteerRecord, type ToolCallRecord, type TurnState } from './turn.state';
 
-function withSteer(state: TurnState, record: SteerRecord): ReadonlyMap<string, SteerRecord> {
-  const steers = new Map(state.steers);
-  steers.set(record.steerId, record);
-  return steers;
+type Started = RunningTurn | EndedTurn;
+
+function withSteer(state: Started, record: SteerRecord): ReadonlyMap<string, SteerRecord> {
+  return new Map(state.steers).set(record.steerId, record);
+}
+
+function withCall(state: Started, toolCallId: string, change: (call: ToolCallRecord) => ToolCallRecord): ReadonlyMap<string, ToolCallRecord> {
+  const call = state.calls.get(toolCallId);
+  return call ? new Map(state.calls).set(toolCallId, change(call)) : state.calls;
 }
 
 /** Applies one event to the state. Pure: the same events always give the same state. */
 export function evolve(state: TurnState, event: TurnEvent): TurnState {
-  const next: TurnState = { ...state, seq: event.seq };
+  const identity = { turnId: event.turnId, tenantId: event.tenantId, conversationId: event.conversationId, seq: event.seq };
   switch (event.type) {
-    case 'TurnQueued':
-      return {
-        ...next,
-        status: 'queued',
-        turnId: event.turnId,
-        tenantId: event.tenantId,
-        conversationId: event.conversationId,
-        model: event.data.model,
-        limits: event.data.limits,
-        queuedPrompt: event.data.prompt,
-        ...(event.data.approvals && { approvalPolicy: event.data.approvals }),
-        agentFields: agentFieldsOf(event.data),
-      };
+    case 'TurnQueued': {
+      const { position, fromTurnId } = event.data;
+      return { ...identity, status: 'queued', spec: specOf(event.data), position, ...(fromTurnId && { fromTurnId }) };
+    }
     case 'TurnStarted':
-      return {
-        ...next,
-        status: 'running',
-        turnId: event.turnId,
-        tenantId: event.tenantId,
-        conversationId: event.conversationId,
-        model: event.data.model,
-        limits: event.data.limits,
-        ...(event.data.approvals && { approvalPolicy: event.data.approvals }),
-        agentFields: agentFieldsOf(event.data),
-        engineId: event.data.engineId,
-      };
+      return { ...identity, status: 'running', spec: specOf(event.data), ...emptyRun(event.data.engineId) };
+    case 'TurnCancelled':
+      // A queued turn cancelled before it started ends with an empty run.
+      if (state.status === 'queued') return { ...identity, status: 'cancelled', spec: state.spec, ...emptyRun() };
+      return hasRun(state) ? { ...state, seq: event.seq, status: 'cancelled', awaiting: 'nothing' } : { ...state, seq: event.seq };
+    case 'TurnCompleted':
+    case 'TurnFailed':
+      if (!hasRun(state)) return { ...state, seq: event.seq };
+      return { ...state, seq: event.seq, status: event.type === 'TurnCompleted' ? 'completed' : 'failed', awaiting: 'nothing' };
+  }
+  // Every other event belongs to a turn that started; on any other state it only moves `seq`.
+  if (!hasRun(state)) return { ...state, seq: event.seq };
+  return evolveRun(state, event);
+}
+
+function evolveRun(state: Started, event: TurnEvent): Started {
+  const next: Started = { ...state, seq: event.seq };
+  switch (event.type) {
     case 'TurnResumed':
       return { ...next, engineId: event.data.engineId, resumes: event.data.attempt };
     case 'ModelRequested':
@@ -45,36 +47,30 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         ...next,
         step: event.data.step,
         awaiting: 'model',
-        toolCalls: [],
-        finished: [],
-        started: [],
         delivering: [],
         continuations: state.responded && state.awaiting === 'nothing' ? state.continuations + 1 : state.continuations,
       };
-    case 'ModelResponded':
+    case 'ModelResponded': {
+      const { step, toolCalls } = event.data;
+      const answered = new Set(toolCalls.map((c) => c.id));
+      // Older steps' calls stay only for their approvals; a reused id is the latest call's, in answer order.
+      const calls = new Map([...state.calls].filter(([id, c]) => !answered.has(id) && c.approval !== undefined));
+      for (const c of toolCalls) calls.set(c.id, { toolCallId: c.id, step, name: c.name, args: c.args, progress: 'answered' });
+      return { ...next, responded: true, lastText: event.data.text, awaiting: toolCalls.length ? 'tools' : 'nothing', calls };
+    }
+    case 'ToolCallStarted':
+      return { ...next, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, progress: 'started' })) };
+    case 'ToolApprovalRequested':
+      return { ...next, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, approval: { status: 'pending', requestedAt: event.at } })) };
+    case 'ToolApprovalDecided': {
+      const { decision, reason, by } = event.data;
       return {
         ...next,
-        responded: true,
-        lastText: event.data.text,
-        awaiting: event.data.toolCalls.length ? 'tools' : 'nothing',
-        toolCalls: event.data.toolCalls.map((c) => c.id),
-        finished: [],
-        started: [],
-        calls: new Map(event.data.toolCalls.map((c) => [c.id, { name: c.name, args: c.args }])),
+        calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, approval: { status: decision, requestedAt: c.approval?.requestedAt ?? event.at, by, ...(reason !== undefined && { reason }) } })),
       };
-    case 'ToolCallStarted':
-      return { ...next, started: [...state.started, event.data.toolCallId] };
-    case 'ToolApprovalRequested': {
-      const { toolCallId, step, name, args } = event.data;
-      return { ...next, approvals: new Map(state.approvals).set(toolCallId, { toolCallId, step, name, args, status: 'pending', requestedAt: event.at }) };
-    }
-    case 'ToolApprovalDecided': {
-      const { toolCallId, decision, reason, by } = event.data;
-      const record = state.approvals.get(toolCallId)!;
-      return { ...next, approvals: new Map(state.approvals).set(toolCallId, { ...record, status: decision, by, ...(reason !== undefined && { reason }) }) };
     }
     case 'ToolCallFinished':
-      return { ...next, finished: [...state.finished, event.data.toolCallId] };
+      return { ...next, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, progress: 'finished', finishedSeq: event.seq })) };
     case 'SteerQueued': {
       const { steerId, text, position, onTurnEnd, expiresAt } = event.data;
       return {
@@ -85,12 +81,13 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
       };
     }
     case 'SteerEdited': {
-      const record = state.steers.get(event.data.steerId)!;
-      return { ...next, steers: withSteer(state, { ...record, text: event.data.text }) };
+      const record = state.steers.get(event.data.steerId);
+      return record ? { ...next, steers: withSteer(state, { ...record, text: event.data.text }) } : next;
     }
     case 'SteeringDelivered': {
       const { steerId, step, boundary, requestStep } = event.data;
-      const record = state.steers.get(steerId)!;
+      const record = state.steers.get(steerId);
+      if (!record) return next;
       return {
         ...next,
         queue: state.queue.filter((id) => id !== steerId),
@@ -100,7 +97,8 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
     }
     case 'SteerDropped': {
       const { steerId, reason, nextTurnId } = event.data;
-      const record = state.steers.get(steerId)!;
+      const record = state.steers.get(steerId);
+      if (!record) return next;
       return {
         ...next,
         queue: state.queue.filter((id) => id !== steerId),
@@ -108,11 +106,7 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
         ...(nextTurnId && { nextTurnId }),
       };
     }
-    case 'TurnCompleted':
-      return { ...next, status: 'completed', awaiting: 'nothing' };
-    case 'TurnCancelled':
-      return { ...next, status: 'cancelled', awaiting: 'nothing' };
-    case 'TurnFailed':
-      return { ...next, status: 'failed', awaiting: 'nothing' };
+    default:
+      return next;
   }
 }

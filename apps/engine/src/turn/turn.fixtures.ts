@@ -1,7 +1,9 @@
 import { DEFAULT_LIMITS, SteerlineError, type ApprovalPolicy, type TurnLimits, type TurnEvent, type ToolCall } from '@steerline/contracts';
-import { execute, type StampContext } from './turn.decider';
+import { decide, execute, stamp, type StampContext, type TurnEventDraft } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
-import { initialState, type TurnState } from './turn.state';
+import { evolve } from './turn.evolve';
+import { hasRun, initialState, type EndedTurn, type RunningTurn, type TurnState } from './turn.state';
+import { asDecision, specification } from '../testing/decider-specification';
 
 /** Test helpers: a turn driven only through commands, as the runner drives it. */
 export const TURN_ID = '0190a000-0000-7000-8000-000000000001';
@@ -19,6 +21,25 @@ function context(): StampContext {
 
 export function newTurnState(): TurnState {
   return { ...initialState(), turnId: TURN_ID, tenantId: 'default', conversationId: CONVERSATION_ID };
+}
+
+/** The turn's decider as a given/when/then specification; the given facts are drafts, stamped in order. */
+export const given = specification<TurnCommand, TurnEventDraft, TurnState>({
+  initialState: newTurnState,
+  evolve: (state, draft) => evolve(state, stamp(state, draft, context())),
+  decide: (command, state) => asDecision(() => decide(command, state)),
+});
+
+/** The run of a turn that started; fails the test for one that has not. */
+export function started(state: TurnState): RunningTurn | EndedTurn {
+  if (!hasRun(state)) throw new Error(`turn ${state.turnId} has not started (${state.status})`);
+  return state;
+}
+
+/** Each call of the current step and how far it got. */
+export function progressOf(state: TurnState): Record<string, string> {
+  const run = started(state);
+  return Object.fromEntries([...run.calls.values()].filter((c) => c.step === run.step).map((c) => [c.toolCallId, c.progress]));
 }
 
 export function startCommand(limits: Partial<TurnLimits> = {}, approvals?: ApprovalPolicy): TurnCommand {

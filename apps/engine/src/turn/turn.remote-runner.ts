@@ -23,7 +23,7 @@ import {
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import type { TurnCommand } from './turn.commands';
 import { TurnRunner, rethrowAsUnavailable, type RunnerDeps } from './turn.runner';
-import type { TurnState } from './turn.state';
+import { hasRun, stepCalls, type TurnState } from './turn.state';
 
 /** A fresh lease: the token goes to the runner once; the log and the engine keep only its digest. */
 export function mintLease(): { token: string; digest: string } {
@@ -73,14 +73,9 @@ export class RemoteTurnRunner extends TurnRunner {
     });
   }
 
-  /** The lease runs from the start, or afresh from a resume: a shell that never got the turn arms no timer. */
-  async start(command: Extract<TurnCommand, { type: 'StartTurn' }>): Promise<void> {
-    await super.start(command);
-    if (this.running) this.renew();
-  }
-
-  async resume(command: Extract<TurnCommand, { type: 'ResumeTurn' }>): Promise<void> {
-    await super.resume(command);
+  /** The lease runs from the start, or afresh from a resume (the events `begin` acts on): a shell that never got the turn arms no timer. */
+  begin(events: TurnEvent[]): void {
+    super.begin(events);
     if (this.running) this.renew();
   }
 
@@ -100,8 +95,9 @@ export class RemoteTurnRunner extends TurnRunner {
     const limit = this.deps.maxOutputBytes();
     const commands: TurnCommand[] = [];
     for (const r of command.results) {
-      if (command.step === state.step && state.finished.includes(r.toolCallId)) continue;
-      const name = state.calls.get(r.toolCallId)?.name ?? '';
+      const call = hasRun(state) ? state.calls.get(r.toolCallId) : undefined;
+      if (hasRun(state) && command.step === state.step && call?.step === state.step && call.progress === 'finished') continue;
+      const name = call?.name ?? '';
       const error = r.error && { code: r.error.code, message: truncateText(r.error.message, limit) };
       commands.push({ type: 'RecordToolResult', step: command.step, toolCallId: r.toolCallId, name, ok: r.ok, durationMs: Math.round(r.durationMs ?? 0), ...(r.ok ? { output: boundOutput(r.output ?? null, limit) } : { error, fatal: r.fatal }) });
     }
@@ -125,11 +121,15 @@ export class RemoteTurnRunner extends TurnRunner {
   async awaitApproval(command: AwaitApprovalCommand): Promise<RunnerApprovalAnswer> {
     this.hold(command.lease);
     const { toolCallId } = command;
-    const decision = () => this.state.approvals.get(toolCallId);
+    const decision = () => {
+      const state = this.state;
+      return hasRun(state) ? state.calls.get(toolCallId)?.approval : undefined;
+    };
     if (!decision()) throw new SteerlineError('not_found', `tool call ${toolCallId} of this turn did not ask for approval`, { toolCallId });
-    await this.waitFor(() => decision()!.status !== 'pending' || !this.running, command.waitMs);
-    const { status, reason, by } = decision()!;
-    return { toolCallId, decision: status, ...(reason !== undefined && { reason }), ...(by && { by }) };
+    await this.waitFor(() => decision()?.status !== 'pending' || !this.running, command.waitMs);
+    const approval = decision()!;
+    if (approval.status === 'pending') return { toolCallId, decision: 'pending' };
+    return { toolCallId, decision: approval.status, ...(approval.reason !== undefined && { reason: approval.reason }), by: approval.by };
   }
 
   /** Live output: numbered per step by the engine's own publisher, as for its own turns. */
@@ -192,11 +192,7 @@ export class RemoteTurnRunner extends TurnRunner {
         .map((s) => ({ steerId: s.steerId, text: s.text, rendered: renderSteer(s.text), position: s.position }));
       return { next: 'model', step: state.step, steers };
     }
-    const calls = state.toolCalls.map((id) => {
-      const approval = state.approvals.get(id);
-      const asked = approval !== undefined && approval.step === state.step;
-      return { toolCallId: id, name: state.calls.get(id)!.name, approval: asked ? approval.status : ('none' as const), finished: state.finished.includes(id) };
-    });
+    const calls = stepCalls(state).map((c) => ({ toolCallId: c.toolCallId, name: c.name, approval: c.approval?.status ?? ('none' as const), finished: c.progress === 'finished' }));
     return { next: 'tools', step: state.step, calls };
   }
 

@@ -13,8 +13,8 @@ import {
   type Receipt,
   type TurnEvent,
 } from '@steerline/contracts';
-import type { ConversationWriter } from '../log/conversation-writer';
-import { StaleWriterError, UnappendableEventError } from '../log/event-log';
+import { UnappendableEventError } from '../log/event-log';
+import { asUnavailable } from './shell.errors';
 import type { TurnLive } from '../live/live.publisher';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import { ToolError, type ToolRegistry } from '../tools/tool.registry';
@@ -22,11 +22,15 @@ import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
 import { TurnDeadlines } from './turn.deadlines';
-import { approvalAnswerOf, receiptOf, type TurnState } from './turn.state';
+import { approvalAnswerOf, receiptOf, stepCalls, type TurnState } from './turn.state';
+
+/** Where a turn's events go: the conversation's one writer, shared with the decisions about its other turns. */
+export interface TurnLog {
+  append(events: TurnEvent[]): Promise<void>;
+}
 
 export interface RunnerDeps {
-  /** Shared with the turns queued behind this one: the conversation's one writer. */
-  writer: ConversationWriter;
+  writer: TurnLog;
   model: ModelProvider;
   tools: ToolRegistry;
   /** Bound on one tool output or model answer (UTF-8 bytes): larger ones are cut before they are decided on. */
@@ -39,10 +43,12 @@ export interface RunnerDeps {
 const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
 
 /**
- * The shell around the decider: appends what it decides, in order, and only
- * then acts on it — the model is called after its `ModelRequested` (and the
- * deliveries before it) are in the log (write-ahead). Model answers and tool
- * results come back as commands.
+ * The shell around the turn's decider for a turn whose loop runs in this
+ * engine: appends what it decides, in order, and only then acts on it — the
+ * model is called after its `ModelRequested` (and the deliveries before it)
+ * are in the log (write-ahead). Model answers and tool results come back as
+ * commands. Its start or resume is decided by the conversation's decider and
+ * appended by the registry; `begin` acts on it.
  */
 export class TurnRunner {
   private readonly logger = new Logger('TurnRunner');
@@ -153,46 +159,42 @@ export class TurnRunner {
     throw refused;
   }
 
-  async start(command: Extract<TurnCommand, { type: 'StartTurn' }>): Promise<void> {
-    await this.run(command).catch((err) => {
-      // Someone appended to the conversation since we read it: another turn won the race.
-      if (err instanceof StaleWriterError) throw new SteerlineError('turn_already_running', 'another turn of this conversation started first');
-      throw asUnavailable(err);
-    });
+  /**
+   * Acts on the appended events that started or resumed the turn (the history
+   * it was built with includes them): calls the model, runs the tools, arms
+   * the deadlines.
+   */
+  begin(events: TurnEvent[]): void {
+    this.react(events, this.messages.slice());
   }
 
   async submitSteer(steerId: string, text: string, opts: { onTurnEnd?: OnTurnEnd; ttlMs?: number } = {}): Promise<Receipt> {
     const expiresAt = opts.ttlMs === undefined ? undefined : new Date(Date.now() + opts.ttlMs).toISOString();
     await this.run({ type: 'SubmitSteer', steerId, text, ...(opts.onTurnEnd && { onTurnEnd: opts.onTurnEnd }), ...(expiresAt && { expiresAt }) }).catch(rethrowAsUnavailable);
-    return receiptOf(this.logged, steerId)!;
+    return inLog(receiptOf(this.logged, steerId), `steer ${steerId}`);
   }
 
   /** Replaces a queued steer's text; the decider refuses it once the steer is delivered or dropped. */
   async editSteer(steerId: string, text: string): Promise<Receipt> {
     await this.run({ type: 'EditSteer', steerId, text }).catch(rethrowAsUnavailable);
-    return receiptOf(this.logged, steerId)!;
+    return inLog(receiptOf(this.logged, steerId), `steer ${steerId}`);
   }
 
   async withdraw(steerId: string): Promise<Receipt> {
     await this.run({ type: 'WithdrawSteer', steerId }).catch(rethrowAsUnavailable);
-    return receiptOf(this.logged, steerId)!;
+    return inLog(receiptOf(this.logged, steerId), `steer ${steerId}`);
   }
 
   /** A person's decision on a waiting call; the same decision again answers the same (docs/design.md §9). */
   async decideApproval(toolCallId: string, decision: ApprovalDecision, reason?: string): Promise<ApprovalAnswer> {
     await this.run({ type: 'DecideApproval', toolCallId, decision, by: 'user', ...(reason !== undefined && { reason }) }).catch(rethrowAsUnavailable);
-    return approvalAnswerOf(this.logged, toolCallId)!;
+    return inLog(approvalAnswerOf(this.logged, toolCallId), `the decision on ${toolCallId}`);
   }
 
   async cancel(reason: string): Promise<void> {
     const done = this.run({ type: 'CancelTurn', reason });
     this.abort.abort(new Error('turn cancelled'));
     await done.catch(rethrowAsUnavailable);
-  }
-
-  /** Adopts a turn whose engine is gone; throws StaleWriterError when another engine adopted it first. */
-  async resume(command: Extract<TurnCommand, { type: 'ResumeTurn' }>): Promise<void> {
-    await this.run(command);
   }
 
   /**
@@ -238,16 +240,14 @@ export class TurnRunner {
    */
   private pickUp(events: TurnEvent[], context: ChatMessage[]): void {
     const state = this.logged;
-    if (events.some((e) => e.type === 'ModelRequested' || isTerminalTurnEvent(e))) return;
+    if (state.status !== 'running' || events.some((e) => e.type === 'ModelRequested' || isTerminalTurnEvent(e))) return;
     if (state.awaiting === 'model') {
       this.requestModel(state.step, context);
       return;
     }
     const startedNow = new Set(events.flatMap((e) => (e.type === 'ToolCallStarted' ? [e.data.toolCallId] : [])));
-    for (const id of state.started) {
-      if (state.finished.includes(id) || startedNow.has(id)) continue;
-      const call = state.calls.get(id)!;
-      this.startTool(state.step, id, call.name, call.args);
+    for (const call of stepCalls(state)) {
+      if (call.progress === 'started' && !startedNow.has(call.toolCallId)) this.startTool(state.step, call.toolCallId, call.name, call.args);
     }
   }
 
@@ -262,12 +262,13 @@ export class TurnRunner {
   }
 
   private async callModel(step: number, messages: ChatMessage[]): Promise<void> {
-    const { model, agentFields } = this.decided;
+    if (this.decided.status !== 'running') return;
+    const { model, instructions, settings, tools } = this.decided.spec;
     let command: TurnCommand;
     try {
       // What the turn recorded, so a resumed turn sends the same system prompt, settings and tools.
-      const agent = { tools: this.deps.tools.specs(this.tenantId, agentFields?.tools), settings: agentFields?.settings ?? {}, ...(agentFields?.instructions !== undefined && { instructions: agentFields.instructions }) };
-      const answer = await this.deps.model.complete({ step, model: model!, messages, ...agent, onDelta: this.deps.live?.deltas(step) }, this.abort.signal);
+      const agent = { tools: this.deps.tools.specs(this.tenantId, tools), settings: settings ?? {}, ...(instructions !== undefined && { instructions }) };
+      const answer = await this.deps.model.complete({ step, model, messages, ...agent, onDelta: this.deps.live?.deltas(step) }, this.abort.signal);
       // Cut before it is decided on: the log and the next model request get the same bounded text.
       // A fresh id for the follow-up turn, used only if this answer moves the turn's first next_turn steer.
       command = { type: 'RecordModelAnswer', step, ...answer, text: truncateText(answer.text, this.deps.maxOutputBytes()), nextTurnId: uuidv7() };
@@ -282,7 +283,7 @@ export class TurnRunner {
   private async runTool(step: number, toolCallId: string, name: string, args: Record<string, unknown>): Promise<void> {
     const started = performance.now();
     // A tool outside the turn's allow-list is never run, whatever the model asked for: it was not offered.
-    const tool = this.deps.tools.get(name, this.tenantId, this.decided.agentFields?.tools);
+    const tool = this.decided.status === 'running' ? this.deps.tools.get(name, this.tenantId, this.decided.spec.tools) : undefined;
     let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error' | 'fatal'>;
     try {
       if (!tool) throw new ToolError('unknown_tool', `no tool named ${name} is offered to this turn`);
@@ -329,8 +330,10 @@ export class TurnRunner {
   }
 }
 
-export function asUnavailable(err: unknown): SteerlineError {
-  return err instanceof SteerlineError ? err : new SteerlineError('unavailable', (err as Error).message);
+/** What an accepted command left in the log: there once its events are, by the decider's rules. */
+function inLog<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new SteerlineError('internal', `${what} is not in the log after it was accepted`);
+  return value;
 }
 
 export function rethrowAsUnavailable(err: unknown): never {

@@ -1,7 +1,7 @@
 import { SteerlineError, normalizeSteerText, type DropReason } from '@steerline/contracts';
 import type { TurnCommand } from './turn.commands';
 import type { TurnEventDraft } from './turn.decider';
-import type { TurnState } from './turn.state';
+import { hasRun, type RunningTurn, type SteerRecord, type TurnState } from './turn.state';
 
 /*
  * A steer's own lifecycle (docs/design.md §2): accept, withdraw, edit, expire,
@@ -9,11 +9,11 @@ import type { TurnState } from './turn.state';
  * the rest of the decider; each function answers for one command or one moment.
  */
 
-export function submitSteer(command: Extract<TurnCommand, { type: 'SubmitSteer' }>, state: TurnState): TurnEventDraft[] {
+export function submitSteer(command: Extract<TurnCommand, { type: 'SubmitSteer' }>, state: RunningTurn): TurnEventDraft[] {
   // A resubmitted id is the same steer: same receipt, no second event (docs/design.md §2.11).
   if (state.steers.has(command.steerId)) return [];
   const text = normalizeSteerText(command.text);
-  const maxQueued = state.limits!.maxQueued;
+  const { maxQueued } = state.spec.limits;
   if (state.queue.length >= maxQueued) {
     throw new SteerlineError('queue_full', `${maxQueued} steers already wait for the next boundary`, { maxQueued });
   }
@@ -56,15 +56,15 @@ export function editSteer(command: Extract<TurnCommand, { type: 'EditSteer' }>, 
 }
 
 /** A deadline that finds the steer delivered, dropped or already gone changes nothing. */
-export function expireSteer(steerId: string, state: TurnState): TurnEventDraft[] {
+export function expireSteer(steerId: string, state: RunningTurn): TurnEventDraft[] {
   const steer = state.steers.get(steerId);
   if (!steer || steer.status !== 'queued') return [];
   return [{ type: 'SteerDropped', data: { steerId, text: steer.text, position: steer.position, reason: 'expired' } }];
 }
 
 /** The steer, refused as unknown or already delivered; a queued or dropped one is returned. */
-function queuedOrSettled(steerId: string, state: TurnState) {
-  const steer = state.steers.get(steerId);
+function queuedOrSettled(steerId: string, state: TurnState): SteerRecord {
+  const steer = hasRun(state) ? state.steers.get(steerId) : undefined;
   if (!steer) throw new SteerlineError('not_found', `steer ${steerId} is not part of this turn`);
   if (steer.status === 'delivered') throw new SteerlineError('already_delivered', 'the model already has this steer', { steerId, step: steer.step });
   return steer;
@@ -74,10 +74,10 @@ function queuedOrSettled(steerId: string, state: TurnState) {
  * At a text-only end: `drop` steers are dropped `turn_ended`, `next_turn` ones
  * `moved_to_next_turn` to the turn's one follow-up turn, all in position order.
  */
-export function turnEndDrops(state: TurnState, candidateNextTurnId?: string): TurnEventDraft[] {
+export function turnEndDrops(state: RunningTurn, candidateNextTurnId?: string): TurnEventDraft[] {
   const nextTurnId = state.nextTurnId ?? candidateNextTurnId;
-  return state.queue.flatMap((steerId): TurnEventDraft[] => {
-    const s = state.steers.get(steerId)!;
+  return queuedSteers(state).flatMap((s): TurnEventDraft[] => {
+    const { steerId } = s;
     if (s.onTurnEnd === 'continue') return [];
     const base = { steerId, text: s.text, position: s.position };
     if (s.onTurnEnd === 'drop') return [{ type: 'SteerDropped', data: { ...base, reason: 'turn_ended' } }];
@@ -87,11 +87,13 @@ export function turnEndDrops(state: TurnState, candidateNextTurnId?: string): Tu
 }
 
 /** Drops every queued steer, in position order, with one reason. */
-export function dropAll(state: TurnState, reason: DropReason): TurnEventDraft[] {
-  return state.queue.map((steerId) => {
-    const s = state.steers.get(steerId)!;
-    return { type: 'SteerDropped', data: { steerId, text: s.text, position: s.position, reason } };
-  });
+export function dropAll(state: RunningTurn, reason: DropReason): TurnEventDraft[] {
+  return queuedSteers(state).map(({ steerId, text, position }) => ({ type: 'SteerDropped', data: { steerId, text, position, reason } }));
+}
+
+/** The steers waiting for the next boundary, in position order. */
+export function queuedSteers(state: RunningTurn): SteerRecord[] {
+  return state.queue.flatMap((id) => state.steers.get(id) ?? []);
 }
 
 /**
@@ -99,7 +101,7 @@ export function dropAll(state: TurnState, reason: DropReason): TurnEventDraft[] 
  * (`moved_to_next_turn`), in position order, as one prompt.
  */
 export function followUpOf(state: TurnState): { turnId: string; prompt: string } | undefined {
-  if (!state.nextTurnId) return undefined;
+  if (!hasRun(state) || !state.nextTurnId) return undefined;
   const moved = [...state.steers.values()].filter((s) => s.reason === 'moved_to_next_turn').sort((a, b) => a.position - b.position);
   return { turnId: state.nextTurnId, prompt: moved.map((s) => s.text).join('\n\n') };
 }
