@@ -5,6 +5,7 @@ import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { eventually } from '../support/env';
 import { scrape, total } from '../support/prometheus';
 import { startStack, type Stack } from '../support/stack';
+import { runExternalTurnSession } from './external-session';
 import { PrismProxy, type Relayed } from './prism';
 import { runSteeringScenario } from './scenario';
 
@@ -63,7 +64,7 @@ afterAll(async () => {
 });
 
 describe('a session through Prism’s validation proxy against the gateway’s own OpenAPI document', () => {
-  it('gets answers that all match the document: a steering session, reads, refusals, operations and docs', async () => {
+  it('gets answers that all match the document: a steering session, reads, refusals, agents, an external turn, operations and docs', async () => {
     const { turnIds, steers } = await runSteeringScenario(throughPrism(stack));
     const turnId = turnIds[0];
     const { conversationId } = JSON.parse((await send('GET', `/v1/turns/${turnId}`)).text) as { conversationId: string };
@@ -103,6 +104,9 @@ describe('a session through Prism’s validation proxy against the gateway’s o
     expect(run.status).toBe(202);
     await stack.turnEnded(JSON.parse(run.text).turnId);
     expect((await send('POST', `/v1/conversations/${cid}/turns`, { body: { prompt: 'x', agent: 'ghost' } })).status).toBe(404);
+
+    // An external turn: its runner's reports, answers and refusals.
+    await runExternalTurnSession(send, OTHER_TENANT);
 
     // Discovery, answered by the engine.
     expect((await send('GET', '/v1/tools')).status).toBe(200);
