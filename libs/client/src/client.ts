@@ -1,4 +1,5 @@
 import { errorFrom, SteerlineClientError } from './errors';
+import { ExternalTurn } from './runner';
 import { readSse } from './sse';
 import type {
   ApprovalAnswer,
@@ -7,6 +8,8 @@ import type {
   ConversationView,
   DroppedReceipt,
   EventsOptions,
+  ExternalTurnInput,
+  RunnerLease,
   LiveMessage,
   Receipt,
   StartTurnInput,
@@ -57,6 +60,22 @@ export class SteerlineClient {
   /** Starts a turn; with `whenBusy: "queue"` while one runs, queues it. `cancel` works on a queued turn too. */
   startTurn(conversationId: string, input: StartTurnInput): Promise<StartedTurn> {
     return this.json('POST', `/v1/conversations/${seg(conversationId)}/turns`, { body: input });
+  }
+
+  /**
+   * Starts a turn whose loop this process runs (docs/runner-protocol.md): the
+   * handle holds the runner lease (renewed in the background until the turn
+   * ends or `close()`), reports model answers and tool results, and answers
+   * the steers to add before each model request.
+   */
+  async startExternalTurn(conversationId: string, input: ExternalTurnInput): Promise<ExternalTurn> {
+    const started = await this.json<StartedTurn & { lease: RunnerLease }>('POST', `/v1/conversations/${seg(conversationId)}/turns`, { body: { ...input, runner: 'external' } });
+    return this.attachExternalTurn(started.turnId, started.lease);
+  }
+
+  /** Takes up an external turn whose lease this process was handed (its token and leaseMs). */
+  attachExternalTurn(turnId: string, lease: RunnerLease): ExternalTurn {
+    return new ExternalTurn((method, path, init) => this.json(method, path, init), turnId, lease);
   }
 
   /** Steers a running turn. */

@@ -1,4 +1,5 @@
 export { SteerlineClient, type ClientOptions } from './client';
 export { SteerlineClientError } from './errors';
+export { ExternalTurn, type ApprovalOutcome, type ModelAnswerReport } from './runner';
 export { readSse, type SseMessage } from './sse';
 export type * from './types';

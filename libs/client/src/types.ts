@@ -1,8 +1,76 @@
-import type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, LiveMessage, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView } from '@steerline/contracts';
+import type {
+  ApprovalAnswer,
+  ApprovalPolicy,
+  Boundary,
+  ConversationListPage,
+  ConversationSummary,
+  ConversationView,
+  DeliveredSteer,
+  DropReason,
+  LeaseAnswer,
+  LiveMessage,
+  ModelSpec,
+  PendingApproval,
+  RunnerApprovalAnswer,
+  RunnerCall,
+  RunnerLease,
+  RunnerLiveMessage,
+  RunnerNext,
+  RunnerToolResult,
+  SteerlineEvent,
+  ToolCall,
+  TurnLimits,
+  TurnView,
+  Usage,
+} from '@steerline/contracts';
 
 // Type-only imports: the client has no run-time dependency on the contracts
 // (nor on NATS or zod); only `fetch`, which Node 18+ and browsers have.
-export type { ApprovalAnswer, ApprovalPolicy, Boundary, ConversationListPage, ConversationSummary, ConversationView, DropReason, LiveMessage, ModelSpec, PendingApproval, SteerlineEvent, TurnLimits, TurnView };
+export type {
+  ApprovalAnswer,
+  ApprovalPolicy,
+  Boundary,
+  ConversationListPage,
+  ConversationSummary,
+  ConversationView,
+  DeliveredSteer,
+  DropReason,
+  LeaseAnswer,
+  LiveMessage,
+  ModelSpec,
+  PendingApproval,
+  RunnerApprovalAnswer,
+  RunnerCall,
+  RunnerLease,
+  RunnerLiveMessage,
+  RunnerNext,
+  RunnerToolResult,
+  SteerlineEvent,
+  ToolCall,
+  TurnLimits,
+  TurnView,
+  Usage,
+};
+
+/** How an external turn ended (the `end` answer of the runner protocol). */
+export type RunnerEnd = Extract<RunnerNext, { next: 'end' }>;
+
+/** What a running call reports while it works. */
+export interface ToolProgressReport {
+  /** Done so far, 0..1. */
+  progress?: number;
+  message?: string;
+}
+
+/** A turn this process runs (docs/runner-protocol.md): the model is the runner's own, recorded as given. */
+export interface ExternalTurnInput {
+  prompt: string;
+  /** What the runner calls, for the record (default `{provider: "openai", name: "external"}`); never called by Steerline. */
+  model?: { provider: 'openai' | 'anthropic'; name: string };
+  limits?: Partial<TurnLimits>;
+  /** Calls of these tools (`["*"]`: every tool) wait for a decision; the runner awaits `turn.approval(call)`. */
+  approvals?: ApprovalPolicy;
+}
 
 interface ReceiptBase {
   steerId: string;

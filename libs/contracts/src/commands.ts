@@ -3,6 +3,7 @@ import { APPROVAL_DECIDERS, APPROVAL_DECISIONS, BOUNDARIES, DROP_REASONS, ON_TUR
 import { SteerlineError, type ErrorBody } from './errors';
 import { ApprovalPolicySchema, PROMPT_MAX, STEER_TEXT_MAX, STEER_TTL_MS, TurnLimitsSchema } from './limits';
 import { ModelSpecSchema } from './models';
+import { RunnerLeaseSchema, TURN_RUNNERS } from './runner';
 
 // Control characters other than tab, newline and carriage return are refused:
 // they are never guidance, and some terminals and models mis-read them.
@@ -34,11 +35,19 @@ export const StartTurnCommand = z
     approvals: ApprovalPolicySchema.optional(),
     /** `queue`: while another turn runs, queue this one behind it instead of answering turn_already_running. */
     whenBusy: z.enum(['reject', 'queue']).optional(),
+    /** `external`: the process that starts the turn runs its loop, holding the lease the answer carries (docs/runner-protocol.md). */
+    runner: z.enum(TURN_RUNNERS).optional(),
   })
   .strict();
 /** The answer to a start: running at once, or queued at `position`. */
 export const StartTurnAnswerSchema = z
-  .object({ turnId: uuid, status: z.enum(['running', 'queued']).optional(), position: z.number().int().positive().optional() })
+  .object({
+    turnId: uuid,
+    status: z.enum(['running', 'queued']).optional(),
+    position: z.number().int().positive().optional(),
+    /** An external turn's runner lease: only its holder may report for the turn. */
+    lease: RunnerLeaseSchema.optional(),
+  })
   .strict();
 export type StartTurnAnswer = z.infer<typeof StartTurnAnswerSchema>;
 /** A steer's own lifecycle (docs/design.md §8.3), on both steer routes. */

@@ -2,6 +2,8 @@
 export const ERROR_CODES = [
   'invalid_request',
   'unauthorized',
+  /** A runner report without the turn's lease: another runner holds it, or it lapsed. */
+  'not_lease_holder',
   'not_found',
   'turn_not_running',
   'turn_already_running',
@@ -22,6 +24,7 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
+  not_lease_holder: 403,
   not_found: 404,
   turn_not_running: 409,
   turn_already_running: 409,

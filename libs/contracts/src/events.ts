@@ -40,7 +40,17 @@ const uuid = z.uuid();
 export const EventDataSchemas = {
   ConversationCreated: z.object({}).strict(),
   TurnStarted: z
-    .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string(), approvals: ApprovalPolicySchema.optional() })
+    .object({
+      prompt: z.string(),
+      model: ModelSpecSchema,
+      limits: TurnLimitsSchema,
+      engineId: z.string(),
+      approvals: ApprovalPolicySchema.optional(),
+      /** `external`: another process runs the turn's loop (docs/runner-protocol.md); absent: the engine does. */
+      runner: z.literal('external').optional(),
+      /** SHA-256 (hex) of the external runner's lease token: an engine that resumes the turn checks the runner's reports with it. */
+      leaseDigest: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    })
     .strict(),
   /** A turn waits behind the conversation's running one (docs/design.md §8.3); `TurnStarted` or `TurnCancelled` follows. */
   TurnQueued: z

@@ -6,6 +6,7 @@ export * from './models';
 export * from './events';
 export * from './decode';
 export * from './commands';
+export * from './runner';
 export * from './transcript';
 export * from './views';
 export * from './conversation-list';

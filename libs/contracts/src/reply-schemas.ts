@@ -5,6 +5,7 @@ import { ApprovalAnswerSchema, ConversationCursorSchema, ReceiptSchema, StartTur
 import { ConversationListPageSchema } from './conversation-list';
 import { TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema } from './models';
+import { LeaseAnswerSchema, PublishLiveAnswerSchema, RunnerApprovalAnswerSchema, RunnerNextSchema } from './runner';
 import type { ChatMessage } from './transcript';
 import type { ConversationPage, ConversationView, SteerView, TurnView } from './views';
 
@@ -105,6 +106,12 @@ export const ReplyDataSchemas = {
   queryTurn: TurnViewSchema,
   querySteer: ReceiptSchema,
   queryHealth: HealthReplySchema,
+  runnerAnswer: RunnerNextSchema,
+  runnerResults: RunnerNextSchema,
+  runnerFail: RunnerNextSchema,
+  runnerLease: LeaseAnswerSchema,
+  runnerApproval: RunnerApprovalAnswerSchema,
+  runnerLive: PublishLiveAnswerSchema,
 } as const;
 
 // Compile-time drift checks: each schema's type and the hand-written type must match both ways.

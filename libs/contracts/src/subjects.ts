@@ -48,6 +48,8 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     cancel: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.cancel`,
     editSteer: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.edit`,
     decideApproval: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.approval`,
+    /** An external turn's runner reports (docs/runner-protocol.md): `verb` is one of RUNNER_VERBS. */
+    runner: (turnId: string, verb: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${token(verb, 'verb')}`,
     /** Everything a turn's owner answers; one wildcard subscription per running turn. */
     turnCommands: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.*`,
     /** What the owner of a conversation's running turn answers (steer, queue); one wildcard subscription per running turn. */

@@ -74,6 +74,7 @@ const sse = `id: ${steerQueued.seq}\nevent: SteerQueued\ndata: ${JSON.stringify(
 export const ERROR_EXAMPLES: Record<ErrorCode, Record<string, unknown>> = {
   invalid_request: { code: 'invalid_request', message: 'tid must be a UUID' },
   unauthorized: { code: 'unauthorized', message: 'the API key is not valid' },
+  not_lease_holder: { code: 'not_lease_holder', message: `the runner lease of turn ${turnId} is not this one (another runner holds it, or it lapsed)`, turnId },
   not_found: { code: 'not_found', message: `turn ${turnId} not found`, turnId },
   turn_not_running: { code: 'turn_not_running', message: `turn ${turnId} is not running` },
   turn_already_running: { code: 'turn_already_running', message: `turn ${turnId} of this conversation is running`, turnId },
