@@ -15,7 +15,7 @@ const swc = [
 const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.(t|j|mj)s$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@nats-io|file-type|load-esm)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@nats-io|file-type|load-esm|ai|@ai-sdk|@workflow|zod)/)'],
   moduleNameMapper: {
     '^@steerline/contracts$': '<rootDir>/libs/contracts/src/index.ts',
     '^@steerline/contracts/nest$': '<rootDir>/libs/contracts/src/nest/index.ts',

@@ -1,0 +1,78 @@
+import type { ModelMessage, StepResult, ToolSet } from 'ai';
+import { failFor, type ApprovalOutcome, type ExternalTurn } from '@steerline/client';
+import { Attempt, type SteerlineHooks } from './attempt';
+
+/**
+ * A turn whose loop this process runs with the AI SDK. Steerline keeps its record
+ * and its steering: `run` reports every step and adds the steers due.
+ */
+export class SteerlineTurn {
+  private attempt: Attempt | undefined;
+
+  constructor(
+    /** The runner side of the turn (`@steerline/client`): lease, reports, approvals, live output. */
+    readonly external: ExternalTurn,
+    readonly conversationId: string,
+    private readonly prompt: string,
+  ) {}
+
+  get id(): string {
+    return this.external.turnId;
+  }
+
+  /** Aborted when any client cancels the turn, or the runner lost it. */
+  get signal(): AbortSignal {
+    return this.external.signal;
+  }
+
+  /**
+   * Runs the turn: calls `generate` with the hooks to spread into `generateText`
+   * or `streamText`, and again for each continuation Steerline decides (steers
+   * that came while the model wrote a text-only answer). Resolves with the last
+   * call's result once Steerline has completed the turn. A thrown error fails
+   * the turn; a cancel rejects with the framework's abort error.
+   */
+  async run<R>(generate: (hooks: SteerlineHooks) => R): Promise<Awaited<R>> {
+    let messages: ModelMessage[] = [{ role: 'user', content: this.prompt }];
+    // Step 1 was requested when the turn started.
+    let step = 1;
+    try {
+      for (;;) {
+        const attempt = (this.attempt = new Attempt(this.external, step, messages));
+        const { result, lastResponse } = await finished(generate(attempt.hooks()));
+        const outcome = attempt.outcome(lastResponse);
+        if (outcome.next === 'done') return result;
+        ({ step, messages } = outcome);
+      }
+    } catch (err) {
+      await failFor(this.external, err);
+      throw err;
+    } finally {
+      this.external.close();
+    }
+  }
+
+  /**
+   * Waits for the decision on a tool call of a tool the turn's `approvals` list
+   * (the same API, events and console as for Steerline's own turns). Call it
+   * from the tool's `execute` with the options it was given:
+   * `const { decision } = await turn.approval(options)`. Denied: return
+   * something short; Steerline has recorded the call as denied already.
+   */
+  async approval(toolCall: { toolCallId: string }): Promise<ApprovalOutcome> {
+    // streamText may start a tool before the model's answer is complete: Steerline must hold the call first.
+    await this.attempt?.answered();
+    return this.external.approval(toolCall.toolCallId, { signal: this.signal });
+  }
+}
+
+/**
+ * `generateText` answers a promise of its result; `streamText` a result whose
+ * `steps` settles once its stream has run (reading `steps` consumes the stream).
+ * Either way: the result, and the last step's response messages.
+ */
+async function finished<R>(out: R): Promise<{ result: Awaited<R>; lastResponse: ModelMessage[] }> {
+  const result = await out;
+  const steps = (await (result as { steps?: unknown } | undefined)?.steps) as ReadonlyArray<StepResult<ToolSet>> | undefined;
+  return { result, lastResponse: steps?.at(-1)?.response.messages ?? [] };
+}
