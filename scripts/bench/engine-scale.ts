@@ -1,6 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { request, subjects } from '@steerline/contracts';
+import { subjects } from '@steerline/contracts';
+import { request } from '@steerline/runtime';
 import { deleteStreams, spawnApp, stop } from './processes';
 import { ratioIs, type Row } from './report';
 import { cpuMs, median, percentile, pool, rssMiB, timeEach } from './stats';

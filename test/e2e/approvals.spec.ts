@@ -1,4 +1,4 @@
-import { auditLog, type StoredEvent } from '@steerline/contracts';
+import { auditLog, type StoredEvent } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 

@@ -1,4 +1,5 @@
-import { decodeJson, type ChatMessage, type ModelDelta, type ModelSpec, type StoredEvent } from '@steerline/contracts';
+import { type ChatMessage, type ModelDelta, type ModelSpec } from '@steerline/contracts';
+import { decodeJson, type StoredEvent } from '@steerline/runtime';
 import { AnthropicModel } from '../../apps/engine/src/models/anthropic/anthropic.model';
 import type { ModelRequest } from '../../apps/engine/src/models/model.provider';
 import { BUILTIN_TOOLS } from '../../apps/engine/src/tools/tool.registry';

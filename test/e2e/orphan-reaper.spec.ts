@@ -1,5 +1,6 @@
 import { Kvm } from '@nats-io/kv';
-import { DEFAULT_LIMITS, auditLog, lastMessage, readConversation, uuidv7, type StoredEvent, type TurnEvent } from '@steerline/contracts';
+import { DEFAULT_LIMITS, uuidv7, type TurnEvent } from '@steerline/contracts';
+import { auditLog, lastMessage, readConversation, type StoredEvent } from '@steerline/runtime';
 import { EventLog } from '../../apps/engine/src/log/event-log';
 import { TurnOwnership } from '../../apps/engine/src/ownership/turn-ownership';
 import { execute } from '../../apps/engine/src/turn/turn.decider';

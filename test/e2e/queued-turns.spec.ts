@@ -1,4 +1,5 @@
-import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
+import { uuidv7 } from '@steerline/contracts';
+import { auditLog, type StoredEvent } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { approve, startStack, type Stack } from '../support/stack';
 import { startEngine } from '../../apps/engine/src/app';

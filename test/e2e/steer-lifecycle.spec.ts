@@ -1,4 +1,4 @@
-import { auditLog } from '@steerline/contracts';
+import { auditLog } from '@steerline/runtime';
 import { approvalRequested, approve, startStack, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;

@@ -1,4 +1,5 @@
-import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
+import { uuidv7 } from '@steerline/contracts';
+import { auditLog, type StoredEvent } from '@steerline/runtime';
 import { approvalRequested, approve, startStack, steerSafely, steerWhileHeld, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;

@@ -7,7 +7,8 @@ import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
-import { createLogger, isTerminalTurnEvent, uuidv7, type StoredEvent } from '@steerline/contracts';
+import { isTerminalTurnEvent, uuidv7 } from '@steerline/contracts';
+import { createLogger, type StoredEvent } from '@steerline/runtime';
 import { createTestDatabase, eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from './env';
 
 const quiet = () => new ConsoleLogger({ json: true, logLevels: ['error'] });

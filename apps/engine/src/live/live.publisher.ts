@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { encodeJson, type LiveMessage, type Subjects } from '@steerline/contracts';
+import { type LiveMessage, type Subjects } from '@steerline/contracts';
+import { encodeJson } from '@steerline/runtime';
 
 /** What a running call reports while it works; never stored, so never awaited. */
 export interface ToolProgressReport {

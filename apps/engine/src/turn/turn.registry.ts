@@ -5,18 +5,16 @@ import {
   DEFAULT_LIMITS,
   DEFAULT_MODEL,
   SteerlineError,
-  lastMessage,
   messagesOf,
-  readConversation,
   uuidv7,
   type ChatMessage,
   type ModelSpec,
   type StartTurnAnswer,
   type StartTurnCommand,
-  type StoredEvent,
   type Subjects,
   type TurnEvent,
 } from '@steerline/contracts';
+import { lastMessage, readConversation, type StoredEvent } from '@steerline/runtime';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';

@@ -1,6 +1,7 @@
 import { connect, type NatsConnection, type Msg, RequestError, TimeoutError } from '@nats-io/transport-node';
 import {
   jetstreamManager,
+  JetStreamApiCodes,
   JetStreamApiError,
   DeliverPolicy,
   DiscardPolicy,
@@ -10,13 +11,19 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from '@nats-io/jetstream';
-import { decodeEvent } from './decode';
-import { SteerlineError, type ErrorCode } from './errors';
-import { errorReply, okReply, unwrapReply, type Reply } from './commands';
-import type { SteerlineEvent } from './events';
-import { BODY_MAX_BYTES } from './limits';
+import {
+  BODY_MAX_BYTES,
+  decodeEvent,
+  type ErrorCode,
+  errorReply,
+  okReply,
+  type Reply,
+  SteerlineError,
+  type SteerlineEvent,
+  type Subjects,
+  unwrapReply,
+} from '@steerline/contracts';
 import { describeConnectFailure, natsSecurityOptions, watchNatsAuth } from './nats-auth';
-import type { Subjects } from './subjects';
 import { maxPayload, publishSafely, tooLarge } from './safe-send';
 
 const NANOS_PER_MS = 1_000_000;
@@ -315,16 +322,12 @@ export async function lastMessage(jsm: JetStreamManager, stream: string, subject
   return { seq: msg.seq, event: decoded.ok ? decoded.event : undefined };
 }
 
-/** JetStream API error codes this code base reacts to. */
-export const JS_NO_MESSAGE_FOUND = 10037;
-export const JS_WRONG_LAST_SEQUENCE = 10071;
-
 export function jetStreamErrorCode(err: unknown): number | undefined {
   return err instanceof JetStreamApiError ? err.code : undefined;
 }
 
 function isNoMessage(err: unknown): boolean {
-  return jetStreamErrorCode(err) === JS_NO_MESSAGE_FOUND;
+  return jetStreamErrorCode(err) === JetStreamApiCodes.NoMessageFound;
 }
 
 export { jetstreamManager };
