@@ -21,6 +21,8 @@ const shared = {
     '^@steerline/runtime$': '<rootDir>/libs/runtime/src/index.ts',
     '^@steerline/runtime/nest$': '<rootDir>/libs/runtime/src/nest/index.ts',
     '^@steerline/client$': '<rootDir>/libs/client/src/index.ts',
+    '^@steerline/ai-sdk$': '<rootDir>/libs/ai-sdk/src/index.ts',
+    '^@steerline/openai-agents$': '<rootDir>/libs/openai-agents/src/index.ts',
   },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
 };

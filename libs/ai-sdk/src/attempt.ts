@@ -16,6 +16,8 @@ export interface SteerlineHooks {
    * have run, too late for a tool that waits for approval.
    */
   onLanguageModelCallEnd: (event: LanguageModelCallEndEvent<ToolSet>) => Promise<void>;
+  /** After each step: keeps its response messages, the start of a continuation's conversation. */
+  onStepFinish: (step: StepResult<ToolSet>) => void;
   /** `streamText` only: publishes the text deltas that SSE watchers and the console show live. */
   onChunk: (event: { chunk: TextStreamPart<ToolSet> }) => void;
   /** Aborted when the turn is cancelled from any client, or when Steerline refuses a report. */
@@ -34,8 +36,9 @@ export type AttemptOutcome = { next: 'continue'; step: number; messages: ModelMe
  */
 export class Attempt {
   private readonly controller = new AbortController();
-  /** What the current model request was sent, the steers added. */
+  /** What the current model request was sent, the steers added, and what it answered. */
   private sent: ModelMessage[] = [];
+  private response: ModelMessage[] = [];
   private refused: unknown;
   private last: RunnerNext | undefined;
   private answer = deferred();
@@ -61,6 +64,7 @@ export class Attempt {
           steers = next.steers;
         }
         this.answer = deferred();
+        this.response = [];
         this.sent = [...messages, ...steers.map(steerMessage)];
         return { messages: this.sent };
       },
@@ -81,6 +85,9 @@ export class Attempt {
           this.refuse(err);
         }
       },
+      onStepFinish: (step) => {
+        this.response = step.response.messages;
+      },
       onChunk: ({ chunk }) => {
         if (chunk.type === 'text-delta') this.turn.publishDelta(this.step, chunk.text);
       },
@@ -96,10 +103,10 @@ export class Attempt {
    * After the call returned: a continuation (the conversation so far: the last
    * request, its response and the steers), or done. Throws a refused report.
    */
-  outcome(lastResponse: ModelMessage[]): AttemptOutcome {
+  outcome(): AttemptOutcome {
     if (this.refused) throw this.refused;
     const last = this.last;
-    if (last?.next === 'model') return { next: 'continue', step: last.step, messages: [...this.sent, ...lastResponse, ...last.steers.map(steerMessage)] };
+    if (last?.next === 'model') return { next: 'continue', step: last.step, messages: [...this.sent, ...this.response, ...last.steers.map(steerMessage)] };
     if (last?.next === 'end') {
       if (last.status !== 'completed') throw new TurnEnded(last);
       return { next: 'done' };

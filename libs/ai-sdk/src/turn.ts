@@ -1,4 +1,4 @@
-import type { ModelMessage, StepResult, ToolSet } from 'ai';
+import type { ModelMessage } from 'ai';
 import { failFor, type ApprovalOutcome, type ExternalTurn } from '@steerline/client';
 import { Attempt, type SteerlineHooks } from './attempt';
 
@@ -39,8 +39,8 @@ export class SteerlineTurn {
     try {
       for (;;) {
         const attempt = (this.attempt = new Attempt(this.external, step, messages));
-        const { result, lastResponse } = await finished(generate(attempt.hooks()));
-        const outcome = attempt.outcome(lastResponse);
+        const result = await finished(generate(attempt.hooks()));
+        const outcome = attempt.outcome();
         if (outcome.next === 'done') return result;
         ({ step, messages } = outcome);
       }
@@ -67,12 +67,12 @@ export class SteerlineTurn {
 }
 
 /**
- * `generateText` answers a promise of its result; `streamText` a result whose
- * `steps` settles once its stream has run (reading `steps` consumes the stream).
- * Either way: the result, and the last step's response messages.
+ * The function's result once its generation is over: `generateText`'s promise,
+ * or a `streamText` result returned as is, whose `steps` settles once its stream
+ * has run (reading `steps` consumes the stream).
  */
-async function finished<R>(out: R): Promise<{ result: Awaited<R>; lastResponse: ModelMessage[] }> {
+async function finished<R>(out: R): Promise<Awaited<R>> {
   const result = await out;
-  const steps = (await (result as { steps?: unknown } | undefined)?.steps) as ReadonlyArray<StepResult<ToolSet>> | undefined;
-  return { result, lastResponse: steps?.at(-1)?.response.messages ?? [] };
+  await (result as { steps?: unknown } | undefined)?.steps;
+  return result;
 }
