@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, uuidv7 } from '@steerline/contracts';
+import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, RUNNER_LEASE_MS, uuidv7 } from '@steerline/contracts';
 import { METRICS_PORTS, metricsEnv, metricsListen, type MetricsListen } from '@steerline/runtime';
 import type { AnthropicConfig } from './models/anthropic/anthropic.model';
 import type { OpenAIConfig } from './models/openai/openai.model';
@@ -23,6 +23,8 @@ const EngineEnv = z.object({
   STEERLINE_ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(5000),
   /** How many times a turn may move to another engine (crash or graceful stop) before it fails `engine_lost`. */
   STEERLINE_RESUME_LIMIT: z.coerce.number().int().min(0).max(100).default(3),
+  /** How long an external turn's runner lease lasts without a renewal; the turn fails `runner_lost` after. */
+  STEERLINE_RUNNER_LEASE_MS: z.coerce.number().int().min(RUNNER_LEASE_MS.min).max(RUNNER_LEASE_MS.max).default(RUNNER_LEASE_MS.default),
   /** The `openai` provider: enabled when either is set. Server configuration only, never from a request. */
   OPENAI_BASE_URL: optional(z.url({ protocol: /^https?$/ })),
   OPENAI_API_KEY: optional(z.string()),
@@ -53,6 +55,8 @@ export interface EngineConfig {
   streamReplicas: number;
   leaseMs: number;
   resumeLimit: number;
+  /** An external turn's runner lease (STEERLINE_RUNNER_LEASE_MS); absent: the default. */
+  runnerLeaseMs?: number;
   /** Absent: the `openai` provider is not offered. */
   openai?: OpenAIConfig;
   /** Absent: the `anthropic` provider is not offered. */
@@ -89,6 +93,7 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     streamReplicas: e.STEERLINE_STREAM_REPLICAS,
     leaseMs: e.STEERLINE_ENGINE_LEASE_MS,
     resumeLimit: e.STEERLINE_RESUME_LIMIT,
+    runnerLeaseMs: e.STEERLINE_RUNNER_LEASE_MS,
     ...(e.OPENAI_BASE_URL !== undefined || e.OPENAI_API_KEY !== undefined
       ? { openai: { baseUrl: e.OPENAI_BASE_URL, apiKey: e.OPENAI_API_KEY, timeoutMs: e.OPENAI_TIMEOUT_MS, maxRetries: e.OPENAI_MAX_RETRIES } }
       : {}),

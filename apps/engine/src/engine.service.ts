@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { ENVELOPE_ROOM_BYTES, MAX_OUTPUT_BYTES_DEFAULT, subjects } from '@steerline/contracts';
+import { ENVELOPE_ROOM_BYTES, MAX_OUTPUT_BYTES_DEFAULT, RUNNER_LEASE_MS, subjects } from '@steerline/contracts';
 import { connectNats, ensureStream, maxPayload } from '@steerline/runtime';
 import { LivePublisher } from './live/live.publisher';
 import { onError, serveEngineCommands, subscribeQueuedTurn } from './commands/engine.commands';
@@ -70,6 +70,7 @@ export class EngineService implements OnApplicationShutdown {
       engineId: this.config.engineId,
       ownership,
       resumeLimit: this.config.resumeLimit,
+      runnerLeaseMs: this.config.runnerLeaseMs ?? RUNNER_LEASE_MS.default,
       subscribeTurn: (runner) => subscribeTurn!(runner),
       subscribeQueued: (turn, cancel) => subscribeQueuedTurn(nc, s, turn, cancel),
       // Read per use: a server's max_payload is what it announced on this connection, never assumed.

@@ -11,6 +11,7 @@ import { HealthModule } from './health/health.module';
 import { NatsModule } from './nats/nats.module';
 import type { GatewayMetrics } from './observability/metrics';
 import { ObservabilityModule } from './observability/observability.module';
+import { RunnersModule } from './runners/runners.module';
 import { SteersModule } from './steers/steers.module';
 import { TurnsModule } from './turns/turns.module';
 
@@ -30,6 +31,7 @@ export class AppModule {
         TurnsModule,
         SteersModule,
         ApprovalsModule,
+        RunnersModule,
         EventsModule,
       ],
       providers: [{ provide: GATEWAY_CONFIG, useValue: config }],

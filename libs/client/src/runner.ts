@@ -46,6 +46,8 @@ export class ExternalTurn {
   private liveTimer?: ReturnType<typeof setTimeout>;
   private liveSending: Promise<void> = Promise.resolve();
   private lastRenewal = Date.now();
+  /** The report in flight: an end the renewal hears of may be its doing. */
+  private reporting: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly call: RunnerTransport,
@@ -132,9 +134,12 @@ export class ExternalTurn {
   private async report(verb: 'answer' | 'results' | 'fail', body: Record<string, unknown>): Promise<RunnerNext> {
     await this.flush();
     try {
-      const next = await this.call<RunnerNext>('POST', this.path(verb), { body: { lease: this.lease.token, ...body } });
+      const sent = this.call<RunnerNext>('POST', this.path(verb), { body: { lease: this.lease.token, ...body } });
+      this.reporting = sent.catch(() => undefined);
+      const next = await sent;
       this.lastRenewal = Date.now();
-      if (next.next === 'end') this.finish(next, false);
+      // The runner's own report ended it (an answer, a failure, max_steps), unless another client cancelled first.
+      if (next.next === 'end') this.finish(next, next.status === 'cancelled');
       return next;
     } catch (err) {
       if (lost(err)) this.finish({ next: 'end', status: 'failed', error: { code: (err as SteerlineClientError).code, message: (err as Error).message } }, true);
@@ -152,7 +157,11 @@ export class ExternalTurn {
       try {
         const answer = await this.call<LeaseAnswer>('POST', this.path('lease'), { body: { lease: this.lease.token, waitMs: this.waitMs() }, signal: this.stopped.signal });
         this.lastRenewal = Date.now();
-        if (answer.turn.next === 'end') this.finish(answer.turn, true);
+        if (answer.turn.next === 'end') {
+          // A report of this runner may be what ended it: its answer decides, when it comes.
+          await this.reporting;
+          this.finish(answer.turn, true);
+        }
       } catch (err) {
         if (this.stopped.signal.aborted) return;
         if (lost(err)) {

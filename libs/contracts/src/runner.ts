@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { TURN_STATUSES } from './commands';
 import { APPROVAL_DECIDERS, APPROVAL_DECISIONS } from './events';
 import { ToolCallSchema, UsageSchema } from './models';
 
@@ -23,6 +22,8 @@ export const RUNNER_WAIT_MS_MAX = 30_000;
 export const RUNNER_LIVE_BATCH_MAX = 256;
 /** A runner's failure code: a lower-case token, like the contract's own. */
 export const RUNNER_FAIL_CODE = /^[a-z0-9_]{1,64}$/;
+/** What TurnStarted records as an external turn's model when the runner names none: Steerline never calls it. */
+export const EXTERNAL_MODEL = { provider: 'openai', name: 'external' } as const;
 /** The code of the TurnFailed that ends a turn whose runner's lease lapsed. */
 export const RUNNER_LOST = 'runner_lost';
 
@@ -56,8 +57,8 @@ export const RunnerToolResultSchema = z
   .strict();
 export type RunnerToolResult = z.infer<typeof RunnerToolResultSchema>;
 
-/** Before model request `step + 1`: step `step`'s tool results (all or some of them). */
-export const ReportResultsCommand = z.object({ tenantId, lease, step, results: z.array(RunnerToolResultSchema).min(1).max(64) }).strict();
+/** Before model request `step + 1`: step `step`'s tool results (all, some, or none: an empty report asks what comes next, e.g. after every call was denied). */
+export const ReportResultsCommand = z.object({ tenantId, lease, step, results: z.array(RunnerToolResultSchema).max(64) }).strict();
 export type ReportResultsCommand = z.infer<typeof ReportResultsCommand>;
 
 export const RunnerFailCommand = z.object({ tenantId, lease, code: z.string().regex(RUNNER_FAIL_CODE), message: z.string().min(1).max(2_000) }).strict();
@@ -90,7 +91,8 @@ export const RunnerCallSchema = z
   .strict();
 export type RunnerCall = z.infer<typeof RunnerCallSchema>;
 
-const ended = z.enum(TURN_STATUSES.filter((s): s is 'completed' | 'cancelled' | 'failed' => s !== 'queued' && s !== 'running'));
+/** The ended ones of commands.ts's TURN_STATUSES (commands.ts imports this file, so they are not read from there). */
+const ended = z.enum(['completed', 'cancelled', 'failed']);
 
 /**
  * What the runner does next, answered to every report:

@@ -15,6 +15,7 @@ import {
 import { answer, type ServeErrorHandler } from '@steerline/runtime';
 import type { TurnRegistry } from '../turn/turn.registry';
 import type { TurnRunner } from '../turn/turn.runner';
+import { isRunnerVerb, runnerCommand } from './runner.subjects';
 
 /**
  * The owner's subjects of its running turns: two subscriptions per turn,
@@ -65,6 +66,7 @@ export function turnSubjects(nc: NatsConnection, s: Subjects, turns: TurnRegistr
         return { accepted: true };
       }
       default:
+        if (isRunnerVerb(verb)) return runnerCommand(runner, verb, body);
         throw new SteerlineError('invalid_request', `unknown turn command ${verb}`);
     }
   };

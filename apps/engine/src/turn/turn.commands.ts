@@ -2,7 +2,8 @@ import type { ApprovalDecision, ApprovalPolicy, DropReason, ModelSpec, OnTurnEnd
 
 /** What the runner and the command handlers ask of a turn. Imperative names. */
 export type TurnCommand =
-  | { type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; prompt: string; model: ModelSpec; limits: TurnLimits; engineId: string; approvals?: ApprovalPolicy }
+  /** `runner: "external"`: another process runs the loop and holds the lease whose SHA-256 is `leaseDigest` (docs/runner-protocol.md). */
+  | { type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; prompt: string; model: ModelSpec; limits: TurnLimits; engineId: string; approvals?: ApprovalPolicy; runner?: 'external'; leaseDigest?: string }
   /** `expiresAt`: the shell turns a steer's `ttlMs` into a deadline, as the decider has no clock. */
   /** Queues the turn behind the conversation's running one; `StartTurn` or `CancelTurn` follows. */
   | { type: 'QueueTurn'; prompt: string; model: ModelSpec; limits: TurnLimits; approvals?: ApprovalPolicy; position: number; fromTurnId?: string }

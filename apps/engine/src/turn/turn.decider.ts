@@ -131,9 +131,9 @@ function queueTurn(command: Extract<TurnCommand, { type: 'QueueTurn' }>, state: 
 
 function startTurn(command: Extract<TurnCommand, { type: 'StartTurn' }>, state: TurnState): TurnEventDraft[] {
   if (state.status !== 'new' && state.status !== 'queued') throw new SteerlineError('turn_already_running', `turn ${state.turnId} already started`);
-  const { prompt, model, limits, engineId, approvals } = command;
+  const { prompt, model, limits, engineId, approvals, runner, leaseDigest } = command;
   return [
-    { type: 'TurnStarted', data: { prompt, model, limits, engineId, ...(approvals && { approvals }) } },
+    { type: 'TurnStarted', data: { prompt, model, limits, engineId, ...(approvals && { approvals }), ...(runner && { runner }), ...(leaseDigest && { leaseDigest }) } },
     { type: 'ModelRequested', data: { step: 1, steerIds: [] } },
   ];
 }

@@ -4,6 +4,7 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import {
   DEFAULT_LIMITS,
   DEFAULT_MODEL,
+  EXTERNAL_MODEL,
   SteerlineError,
   messagesOf,
   uuidv7,
@@ -26,6 +27,7 @@ import { initialState, type TurnState } from './turn.state';
 import { ConversationLines, queuedSpec, type ConversationLine, type LinesDeps, type TurnSpec } from './conversation.lines';
 import { followUpOf } from './turn.steers';
 import { TurnRunner } from './turn.runner';
+import { RemoteTurnRunner, mintLease } from './turn.remote-runner';
 
 export interface RegistryDeps {
   jsm: JetStreamManager;
@@ -37,6 +39,8 @@ export interface RegistryDeps {
   ownership: TurnOwnership;
   /** How many times one turn may move to another engine before it fails `engine_lost`. */
   resumeLimit: number;
+  /** How long an external turn's runner lease lasts without a renewal. */
+  runnerLeaseMs: number;
   /** Subscribes the owner to a running turn's own subjects; returns the subscriptions to close at its end. */
   subscribeTurn: (runner: TurnRunner) => Subscription[];
   subscribeQueued: LinesDeps['subscribeQueued'];
@@ -98,8 +102,11 @@ export class TurnRegistry {
    */
   async start(command: StartTurnCommand): Promise<StartTurnAnswer> {
     const { tenantId, conversationId } = command;
-    const model = command.model ?? DEFAULT_MODEL;
-    if (!this.deps.models.has(model.provider)) {
+    // External turns (docs/runner-protocol.md): the runner calls its own model; a queued one would have nobody holding its lease.
+    const external = command.runner === 'external' ? mintLease() : undefined;
+    if (external && command.whenBusy === 'queue') throw new SteerlineError('invalid_request', 'an external turn cannot be queued (whenBusy "queue"): start it when the running turn has ended');
+    const model = command.model ?? (external ? EXTERNAL_MODEL : DEFAULT_MODEL);
+    if (!external && !this.deps.models.has(model.provider)) {
       throw new SteerlineError('invalid_request', `model provider ${model.provider} is not configured on this server`);
     }
     // Only the owning tenant may learn that a turn runs: another tenant's conversation id is not found.
@@ -121,11 +128,11 @@ export class TurnRegistry {
       const fresh = this.lines.open(conversationId, tenantId, subject, lastSeq);
       const state = { ...initialState(), turnId, tenantId, conversationId };
       const limits = { ...DEFAULT_LIMITS, ...command.limits };
-      await this.launch(fresh, state, stored.flatMap((s) => messagesOf(s.event)), { prompt: command.prompt, model, limits, approvals: command.approvals }).catch((err: unknown) => {
+      await this.launch(fresh, state, stored.flatMap((s) => messagesOf(s.event)), { prompt: command.prompt, model, limits, approvals: command.approvals }, external?.digest).catch((err: unknown) => {
         this.lines.close(conversationId);
         throw err;
       });
-      return { turnId, status: 'running' };
+      return { turnId, status: 'running', ...(external && { lease: { token: external.token, leaseMs: this.deps.runnerLeaseMs } }) };
     } finally {
       this.starting.delete(conversationId);
     }
@@ -138,9 +145,9 @@ export class TurnRegistry {
    * reaper then finds the turn, running or still queued, and settles it from
    * the log.
    */
-  private async launch(line: ConversationLine, state: TurnState, history: readonly ChatMessage[], spec: TurnSpec): Promise<TurnRunner> {
+  private async launch(line: ConversationLine, state: TurnState, history: readonly ChatMessage[], spec: TurnSpec, leaseDigest?: string): Promise<TurnRunner> {
     const { turnId, tenantId, conversationId } = state;
-    const runner = this.runner(line, spec.model.provider, state, history);
+    const runner = this.runner(line, spec.model.provider, state, history, leaseDigest);
     this.track(runner);
     let claimed = false;
     try {
@@ -157,6 +164,7 @@ export class TurnRegistry {
         limits: spec.limits,
         engineId: this.deps.engineId,
         ...(spec.approvals && { approvals: spec.approvals }),
+        ...(leaseDigest && { runner: 'external' as const, leaseDigest }),
       });
     } catch (err) {
       this.forget(runner);
@@ -190,13 +198,16 @@ export class TurnRegistry {
     this.lines.close(conversationId);
     const line = this.lines.open(conversationId, tenantId, subject, lastSeq);
     const provider = state.model?.provider ?? DEFAULT_MODEL.provider;
-    const runner = this.runner(line, this.deps.models.has(provider) ? provider : DEFAULT_MODEL.provider, state, stored.flatMap((s) => messagesOf(s.event)));
+    const leaseDigest = externalLease(turnEvents, turnId);
+    const runner = this.runner(line, this.deps.models.has(provider) ? provider : DEFAULT_MODEL.provider, state, stored.flatMap((s) => messagesOf(s.event)), leaseDigest);
     this.track(runner);
     try {
       await this.deps.ownership.claim({ turnId, tenantId, conversationId });
       // Queued before the resume is appended: a turn that ends at once (the resume limit) lets the first of them start.
       for (const queued of queuedTurns(turnEvents)) this.lines.requeue(line, queued);
-      await runner.resume({ type: 'ResumeTurn', engineId: this.deps.engineId, limit: this.deps.resumeLimit, rerunnable: this.deps.tools.idempotentNames(tenantId), nextTurnId: uuidv7() });
+      // An external turn's calls run in its runner, which is still there: none is `interrupted`.
+      const rerunnable = leaseDigest ? [...state.calls.values()].map((c) => c.name) : this.deps.tools.idempotentNames(tenantId);
+      await runner.resume({ type: 'ResumeTurn', engineId: this.deps.engineId, limit: this.deps.resumeLimit, rerunnable, nextTurnId: uuidv7() });
     } catch (err) {
       this.forget(runner);
       if (this.lines.get(conversationId) === line) this.lines.close(conversationId);
@@ -243,12 +254,11 @@ export class TurnRegistry {
     return 'advanced';
   }
 
-  private runner(line: ConversationLine, provider: ModelSpec['provider'], state: TurnState, history: readonly ChatMessage[]): TurnRunner {
-    return new TurnRunner(
-      { writer: line.writer, model: this.deps.models.get(provider), tools: this.deps.tools, maxOutputBytes: this.deps.maxOutputBytes, live: this.deps.live?.forTurn(state.tenantId, state.conversationId, state.turnId), onEnded: (r) => this.release(r) },
-      state,
-      history,
-    );
+  /** The one place a turn's shell is made: an external turn's (with its lease's digest) reports to a runner elsewhere. */
+  private runner(line: ConversationLine, provider: ModelSpec['provider'], state: TurnState, history: readonly ChatMessage[], leaseDigest?: string): TurnRunner {
+    const deps = { writer: line.writer, tools: this.deps.tools, maxOutputBytes: this.deps.maxOutputBytes, live: this.deps.live?.forTurn(state.tenantId, state.conversationId, state.turnId), onEnded: (r: TurnRunner) => this.release(r) };
+    if (leaseDigest) return new RemoteTurnRunner({ ...deps, lease: { digest: leaseDigest, leaseMs: this.deps.runnerLeaseMs } }, state, history);
+    return new TurnRunner({ ...deps, model: this.deps.models.get(provider) }, state, history);
   }
 
   private track(runner: TurnRunner): void {
@@ -344,6 +354,12 @@ export class TurnRegistry {
       });
     this.advancing.add(advancing);
   }
+}
+
+/** The lease digest TurnStarted recorded for an external turn; undefined for the engine's own. */
+function externalLease(events: readonly TurnEvent[], turnId: string): string | undefined {
+  const started = events.find((e) => e.turnId === turnId && e.type === 'TurnStarted');
+  return started?.type === 'TurnStarted' && started.data.runner === 'external' ? started.data.leaseDigest : undefined;
 }
 
 /** The log refused an append because another writer came first: this engine no longer writes the conversation. */

@@ -47,7 +47,7 @@ const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
 export class TurnRunner {
   private readonly logger = new Logger('TurnRunner');
   /** What has been decided; leads the log. Commands are decided against it. */
-  private decided: TurnState;
+  protected decided: TurnState;
   /** What the log has acknowledged; receipts are read from it, never from `decided`. */
   private logged: TurnState;
   private readonly messages: ChatMessage[];
@@ -65,7 +65,7 @@ export class TurnRunner {
   readonly ended = new Promise<void>((r) => (this.endedResolve = r));
 
   constructor(
-    private readonly deps: RunnerDeps,
+    protected readonly deps: RunnerDeps,
     state: TurnState,
     history: readonly ChatMessage[],
   ) {
@@ -95,11 +95,20 @@ export class TurnRunner {
     return this.decided.status === 'running';
   }
 
-  /** Decides a command, queues its events for the log and resolves once they are acknowledged. */
-  private run(command: TurnCommand): Promise<TurnEvent[]> {
+  /**
+   * Decides a command (or several, all or none: one refused refuses them all),
+   * queues its events for the log and resolves once they are acknowledged.
+   */
+  protected run(commands: TurnCommand | TurnCommand[]): Promise<TurnEvent[]> {
     if (this.broken) return Promise.reject(new SteerlineError('unavailable', 'this turn lost its event log'));
     if (this.handingOver) return Promise.reject(new SteerlineError('unavailable', 'this turn is moving to another engine; resubmit with the same steerId'));
-    const { state, events } = execute(this.decided, command, stampContext);
+    let state = this.decided;
+    const events: TurnEvent[] = [];
+    for (const command of Array.isArray(commands) ? commands : [commands]) {
+      const decided = execute(state, command, stampContext);
+      state = decided.state;
+      events.push(...decided.events);
+    }
     this.decided = state;
     for (const e of events) this.messages.push(...messagesOf(e));
     const snapshot = this.messages.slice();
@@ -207,14 +216,15 @@ export class TurnRunner {
     await done.catch(() => undefined);
   }
 
-  private react(events: TurnEvent[], context: ChatMessage[]): void {
+  /** Acts on events the log acknowledged: what they ask the engine to do next. */
+  protected react(events: TurnEvent[], context: ChatMessage[]): void {
     for (const e of events) {
       if (e.type === 'TurnResumed') {
         // The lost engine's timers went with it.
         this.deadlines.rearm(this.logged);
         this.pickUp(events, context);
-      } else if (e.type === 'ModelRequested') void this.callModel(e.data.step, context);
-      else if (e.type === 'ToolCallStarted') void this.runTool(e.data.step, e.data.toolCallId, e.data.name, e.data.args);
+      } else if (e.type === 'ModelRequested') this.requestModel(e.data.step, context);
+      else if (e.type === 'ToolCallStarted') this.startTool(e.data.step, e.data.toolCallId, e.data.name, e.data.args);
       else if (isTerminalTurnEvent(e)) this.finish();
       else this.deadlines.onEvent(e, this.logged);
     }
@@ -230,15 +240,25 @@ export class TurnRunner {
     const state = this.logged;
     if (events.some((e) => e.type === 'ModelRequested' || isTerminalTurnEvent(e))) return;
     if (state.awaiting === 'model') {
-      void this.callModel(state.step, context);
+      this.requestModel(state.step, context);
       return;
     }
     const startedNow = new Set(events.flatMap((e) => (e.type === 'ToolCallStarted' ? [e.data.toolCallId] : [])));
     for (const id of state.started) {
       if (state.finished.includes(id) || startedNow.has(id)) continue;
       const call = state.calls.get(id)!;
-      void this.runTool(state.step, id, call.name, call.args);
+      this.startTool(state.step, id, call.name, call.args);
     }
+  }
+
+  /** A model request is in the log: send it. An external turn's runner sends its own (turn.remote-runner.ts). */
+  protected requestModel(step: number, context: ChatMessage[]): void {
+    void this.callModel(step, context);
+  }
+
+  /** A call started in the log: run it. An external turn's runner runs its own. */
+  protected startTool(step: number, toolCallId: string, name: string, args: Record<string, unknown>): void {
+    void this.runTool(step, toolCallId, name, args);
   }
 
   private async callModel(step: number, messages: ChatMessage[]): Promise<void> {
@@ -279,7 +299,7 @@ export class TurnRunner {
   }
 
   /** Model answers and tool results that arrive after the turn ended are dropped on purpose. */
-  private async runIfRunning(command: TurnCommand): Promise<void> {
+  protected async runIfRunning(command: TurnCommand): Promise<void> {
     if (!this.running) return;
     await this.run(command).catch((err) => {
       // turn_not_running: it ended meanwhile; already_decided: a person decided first; payload_too_large: failUnappendable already said so.
@@ -306,10 +326,10 @@ export class TurnRunner {
   }
 }
 
-function asUnavailable(err: unknown): SteerlineError {
+export function asUnavailable(err: unknown): SteerlineError {
   return err instanceof SteerlineError ? err : new SteerlineError('unavailable', (err as Error).message);
 }
 
-function rethrowAsUnavailable(err: unknown): never {
+export function rethrowAsUnavailable(err: unknown): never {
   throw asUnavailable(err);
 }

@@ -13,6 +13,7 @@ export const TAGS = [
   { name: 'steers', description: 'Steer a running turn and follow each steer to its one receipt.' },
   { name: 'turns', description: 'Start, read and cancel turns.' },
   { name: 'conversations', description: 'Conversations, their read model and their live events.' },
+  { name: 'runners', description: 'External turns: the process that runs a turn’s loop reports what it did, and hears which steers to add (docs/runner-protocol.md).' },
   { name: 'operations', description: 'Health, readiness and metrics for operators.' },
   { name: 'docs', description: 'This reference and the machine-readable document behind it.' },
 ] as const;
@@ -80,6 +81,42 @@ export const OPERATIONS: Record<string, OperationMeta> = {
     description:
       'Starts a turn on an engine, which then owns it; the answer comes as soon as it has started, and the turn runs on. One turn runs per conversation at a time: ' +
       'with `whenBusy: "queue"` a start while one runs is queued behind it (status queued, position) and starts by itself in order.',
+  },
+  'POST /v1/turns/{tid}/runner/answer': {
+    operationId: 'reportRunnerAnswer',
+    tag: 'runners',
+    description:
+      'After each model answer of an external turn: appends ModelResponded and each call’s ToolCallStarted (or ToolApprovalRequested). ' +
+      'A text-only answer is decided at once: `model` with the steers of a continuation, or `end`. Only the lease holder may report.',
+  },
+  'POST /v1/turns/{tid}/runner/results': {
+    operationId: 'reportRunnerResults',
+    tag: 'runners',
+    description:
+      'Before model request n+1 of an external turn: appends the step’s ToolCallFinished events; after its last call, the steers due ' +
+      '(SteeringDelivered, write-ahead) and ModelRequested n+1, and answers those steers for the runner to add. All of a report or none of it is appended.',
+  },
+  'POST /v1/turns/{tid}/runner/fail': {
+    operationId: 'reportRunnerFailure',
+    tag: 'runners',
+    description: 'Fails an external turn with the runner’s code and message: queued steers dropped turn_failed, then TurnFailed.',
+  },
+  'POST /v1/turns/{tid}/runner/lease': {
+    operationId: 'renewRunnerLease',
+    tag: 'runners',
+    description:
+      'Renews an external turn’s runner lease (STEERLINE_RUNNER_LEASE_MS); a lapsed lease fails the turn runner_lost. With `waitMs` it is a ' +
+      'long poll answered at once when the turn ends, which is how a cancel from any client reaches the runner.',
+  },
+  'POST /v1/turns/{tid}/runner/approvals/{toolCallId}': {
+    operationId: 'awaitRunnerApproval',
+    tag: 'runners',
+    description: 'Waits up to `waitMs` for the decision on an external turn’s call that asked for approval: approved, denied, or still pending.',
+  },
+  'POST /v1/turns/{tid}/runner/live': {
+    operationId: 'publishRunnerLive',
+    tag: 'runners',
+    description: 'Publishes an external turn’s live output (model text deltas, tool progress) to the conversation’s watchers, as for the engine’s own turns.',
   },
   'GET /v1/turns/{tid}': {
     operationId: 'getTurn',

@@ -68,9 +68,14 @@ export class EngineClient {
     return this.turnCommand(this.s.cancel(turnId), body, turnId, ['running', 'queued']);
   }
 
-  private async turnCommand<T>(subject: string, body: { tenantId: string }, turnId?: string, answeredWhen: readonly ('running' | 'queued')[] = ['running']): Promise<T> {
+  /** An external turn's runner report (docs/runner-protocol.md); a long poll (`waitMs`) gets that much longer to answer. */
+  runner<T>(turnId: string, verb: string, body: { tenantId: string; [field: string]: unknown }, waitMs = 0): Promise<T> {
+    return this.turnCommand(this.s.runner(turnId, verb), body, turnId, ['running'], COMMAND_TIMEOUT_MS + waitMs);
+  }
+
+  private async turnCommand<T>(subject: string, body: { tenantId: string }, turnId?: string, answeredWhen: readonly ('running' | 'queued')[] = ['running'], timeoutMs = COMMAND_TIMEOUT_MS): Promise<T> {
     try {
-      return await request<T>(this.nc, subject, body, { timeoutMs: COMMAND_TIMEOUT_MS, noResponders: 'turn_not_running' });
+      return await request<T>(this.nc, subject, body, { timeoutMs, noResponders: 'turn_not_running' });
     } catch (err) {
       if (turnId && err instanceof SteerlineError && err.code === 'turn_not_running' && (await this.betweenEngines(body.tenantId, turnId, answeredWhen))) {
         throw new SteerlineError('unavailable', 'the turn is moving to another engine (its engine stopped or was lost); send this again in a moment', {
