@@ -1,0 +1,105 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { Agent, OpenAIChatCompletionsModel, OpenAIProvider, tool as agentTool, type Model } from '@openai/agents';
+import { generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
+import { z } from 'zod';
+import { Steerline as AiSdkSteerline } from '@steerline/ai-sdk';
+import { Steerline as AgentsSteerline } from '@steerline/openai-agents';
+import type { ExternalTurnInput } from '@steerline/client';
+
+/**
+ * Holds a tool call until the test lets it go: `entered(gate)` resolves once a
+ * call of `hold` with that gate runs, `release(gate)` ends it. A turn held so
+ * stays in its step however slow the machine is (no sleep decides anything).
+ */
+export class Gates {
+  private readonly gates = new Map<string, { entered: () => void; release: () => void; hasEntered: Promise<void>; released: Promise<void> }>();
+
+  entered(gate: string): Promise<void> {
+    return this.get(gate).hasEntered;
+  }
+
+  release(gate: string): void {
+    this.get(gate).release();
+  }
+
+  /** What the `hold` tool runs. */
+  async pass(gate: string): Promise<string> {
+    const g = this.get(gate);
+    g.entered();
+    await g.released;
+    return `passed ${gate}`;
+  }
+
+  private get(gate: string) {
+    let g = this.gates.get(gate);
+    if (!g) {
+      let entered!: () => void;
+      let release!: () => void;
+      const hasEntered = new Promise<void>((r) => (entered = r));
+      const released = new Promise<void>((r) => (release = r));
+      g = { entered, release, hasEntered, released };
+      this.gates.set(gate, g);
+    }
+    return g;
+  }
+}
+
+/** A turn started through an adapter, its agent running in this process against the fake model. */
+export interface DrivenTurn {
+  turnId: string;
+  /** The agent's loop: resolves with the final text, rejects as `turn.run` does. */
+  done: Promise<string>;
+}
+
+export interface Driver {
+  name: string;
+  start(conversationId: string, input: Omit<ExternalTurnInput, 'prompt'> & { prompt?: string }): Promise<DrivenTurn>;
+}
+
+/** Two tools every driver's agent has: `hold` (waits at a gate) and `echo`. */
+const HOLD = 'Waits at the gate named.';
+const ECHO = 'Returns its text.';
+
+/** The three ways the adapters drive a turn: the AI SDK's generateText and streamText, and the Agents SDK. */
+export function drivers(steerlineUrl: () => string, modelUrl: () => string, gates: Gates): Driver[] {
+  const aiSdk = (mode: 'generateText' | 'streamText'): Driver => ({
+    name: `@steerline/ai-sdk with ${mode}`,
+    async start(conversationId, input) {
+      const steerline = new AiSdkSteerline({ baseUrl: steerlineUrl() });
+      const model = createOpenAICompatible({ name: 'fake', baseURL: modelUrl(), apiKey: 'test', includeUsage: true })('fake-model');
+      const tools = {
+        hold: aiTool({ description: HOLD, inputSchema: z.object({ gate: z.string() }), execute: ({ gate }) => gates.pass(gate) }),
+        echo: aiTool({ description: ECHO, inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text }),
+      };
+      const turn = await steerline.startTurn({ conversationId, prompt: 'go', ...input });
+      const done = turn.run(async (hooks) =>
+        mode === 'generateText'
+          ? (await generateText({ model, tools, stopWhen: stepCountIs(20), ...hooks })).text
+          : // Returned as is: `run` reads it to its end.
+            streamText({ model, tools, stopWhen: stepCountIs(20), ...hooks }),
+      );
+      return { turnId: turn.id, done: done.then((r) => (typeof r === 'string' ? r : r.text)) };
+    },
+  });
+  const agents: Driver = {
+    name: '@steerline/openai-agents with OpenAIChatCompletionsModel',
+    async start(conversationId, input) {
+      const steerline = new AgentsSteerline({ baseUrl: steerlineUrl() });
+      const model: Model = await new OpenAIProvider({ baseURL: modelUrl(), apiKey: 'test', useResponses: false }).getModel('fake-model');
+      if (!(model instanceof OpenAIChatCompletionsModel)) throw new Error('expected the SDK’s chat-completions model');
+      const agent = new Agent({
+        name: 'test agent',
+        instructions: 'Use the tools.',
+        model,
+        tools: [
+          agentTool({ name: 'hold', description: HOLD, parameters: z.object({ gate: z.string() }), execute: ({ gate }) => gates.pass(gate) }),
+          agentTool({ name: 'echo', description: ECHO, parameters: z.object({ text: z.string() }), execute: ({ text }) => text }),
+        ],
+      });
+      const turn = await steerline.startTurn({ conversationId, prompt: 'go', ...input });
+      const done = turn.run(agent, input.prompt ?? 'go', { maxTurns: 20, runConfig: { tracingDisabled: true } });
+      return { turnId: turn.id, done: done.then((r) => String(r.finalOutput)) };
+    },
+  };
+  return [aiSdk('generateText'), aiSdk('streamText'), agents];
+}
