@@ -63,7 +63,7 @@ describe.each(drivers(() => stack.url, () => fake.baseUrl, gates))('the steering
     expect(requests()).toHaveLength(2);
     expect(userTexts(requests()[1]).slice(-2)).toEqual(['one', 'two']);
     expect(requests()[1].body.messages.at(-3)).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
-    expect(events.filter((e) => e.event.type === 'SteeringDelivered').map((e) => [e.event.data.text, e.event.data.position, e.event.data.requestStep])).toEqual([
+    expect(events.flatMap((e) => (e.event.type === 'SteeringDelivered' ? [[e.event.data.text, e.event.data.position, e.event.data.requestStep]] : []))).toEqual([
       ['one', 1, 2],
       ['two', 2, 2],
     ]);

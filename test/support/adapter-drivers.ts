@@ -47,6 +47,8 @@ export class Gates {
 /** A turn started through an adapter, its agent running in this process against the fake model. */
 export interface DrivenTurn {
   turnId: string;
+  /** The adapter's turn.signal. */
+  signal: AbortSignal;
   /** The agent's loop: resolves with the final text, rejects as `turn.run` does. */
   done: Promise<string>;
 }
@@ -56,9 +58,11 @@ export interface Driver {
   start(conversationId: string, input: Omit<ExternalTurnInput, 'prompt'> & { prompt?: string }): Promise<DrivenTurn>;
 }
 
-/** Two tools every driver's agent has: `hold` (waits at a gate) and `echo`. */
+/** The tools every driver's agent has: `hold` (waits at a gate), `echo`, and `guarded` (runs once a person approved it). */
 const HOLD = 'Waits at the gate named.';
 const ECHO = 'Returns its text.';
+const GUARDED = 'Does something a person approves first.';
+const guarded = async (approval: Promise<{ decision: string }>) => ((await approval).decision === 'approved' ? 'guarded ran' : 'guarded was denied');
 
 /** The three ways the adapters drive a turn: the AI SDK's generateText and streamText, and the Agents SDK. */
 export function drivers(steerlineUrl: () => string, modelUrl: () => string, gates: Gates): Driver[] {
@@ -67,18 +71,19 @@ export function drivers(steerlineUrl: () => string, modelUrl: () => string, gate
     async start(conversationId, input) {
       const steerline = new AiSdkSteerline({ baseUrl: steerlineUrl() });
       const model = createOpenAICompatible({ name: 'fake', baseURL: modelUrl(), apiKey: 'test', includeUsage: true })('fake-model');
+      const turn = await steerline.startTurn({ conversationId, prompt: 'go', ...input });
       const tools = {
         hold: aiTool({ description: HOLD, inputSchema: z.object({ gate: z.string() }), execute: ({ gate }) => gates.pass(gate) }),
         echo: aiTool({ description: ECHO, inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text }),
+        guarded: aiTool({ description: GUARDED, inputSchema: z.object({}), execute: (_args, { toolCallId }) => guarded(turn.approval({ toolCallId })) }),
       };
-      const turn = await steerline.startTurn({ conversationId, prompt: 'go', ...input });
       const done = turn.run(async (hooks) =>
         mode === 'generateText'
           ? (await generateText({ model, tools, stopWhen: stepCountIs(20), ...hooks })).text
           : // Returned as is: `run` reads it to its end.
             streamText({ model, tools, stopWhen: stepCountIs(20), ...hooks }),
       );
-      return { turnId: turn.id, done: done.then((r) => (typeof r === 'string' ? r : r.text)) };
+      return { turnId: turn.id, signal: turn.signal, done: done.then((r) => (typeof r === 'string' ? r : r.text)) };
     },
   });
   const agents: Driver = {
@@ -87,6 +92,7 @@ export function drivers(steerlineUrl: () => string, modelUrl: () => string, gate
       const steerline = new AgentsSteerline({ baseUrl: steerlineUrl() });
       const model: Model = await new OpenAIProvider({ baseURL: modelUrl(), apiKey: 'test', useResponses: false }).getModel('fake-model');
       if (!(model instanceof OpenAIChatCompletionsModel)) throw new Error('expected the SDK’s chat-completions model');
+      const turn = await steerline.startTurn({ conversationId, prompt: 'go', ...input });
       const agent = new Agent({
         name: 'test agent',
         instructions: 'Use the tools.',
@@ -94,11 +100,11 @@ export function drivers(steerlineUrl: () => string, modelUrl: () => string, gate
         tools: [
           agentTool({ name: 'hold', description: HOLD, parameters: z.object({ gate: z.string() }), execute: ({ gate }) => gates.pass(gate) }),
           agentTool({ name: 'echo', description: ECHO, parameters: z.object({ text: z.string() }), execute: ({ text }) => text }),
+          agentTool({ name: 'guarded', description: GUARDED, parameters: z.object({}), execute: (_args, _ctx, details) => guarded(turn.approval({ callId: details!.toolCall!.callId })) }),
         ],
       });
-      const turn = await steerline.startTurn({ conversationId, prompt: 'go', ...input });
       const done = turn.run(agent, input.prompt ?? 'go', { maxTurns: 20, runConfig: { tracingDisabled: true } });
-      return { turnId: turn.id, done: done.then((r) => String(r.finalOutput)) };
+      return { turnId: turn.id, signal: turn.signal, done: done.then((r) => String(r.finalOutput)) };
     },
   };
   return [aiSdk('generateText'), aiSdk('streamText'), agents];

@@ -20,6 +20,8 @@ export interface SteerlineHooks {
   onStepFinish: (step: StepResult<ToolSet>) => void;
   /** `streamText` only: publishes the text deltas that SSE watchers and the console show live. */
   onChunk: (event: { chunk: TextStreamPart<ToolSet> }) => void;
+  /** `streamText` only: keeps the stream's error, the one the turn then fails with (its result only says "no output"). */
+  onError: (event: { error: unknown }) => void;
   /** Aborted when the turn is cancelled from any client, or when Steerline refuses a report. */
   abortSignal: AbortSignal;
 }
@@ -40,8 +42,12 @@ export class Attempt {
   private sent: ModelMessage[] = [];
   private response: ModelMessage[] = [];
   private refused: unknown;
+  /** What streamText's stream failed with. */
+  streamError: unknown;
   private last: RunnerNext | undefined;
   private answer = deferred();
+  /** Calls a person denied: Steerline recorded their result itself; the tool's own is not reported. */
+  private readonly denied = new Set<string>();
 
   constructor(
     private readonly turn: ExternalTurn,
@@ -57,7 +63,8 @@ export class Attempt {
       prepareStep: async ({ stepNumber, steps, messages }) => {
         let steers: DeliveredSteer[] = [];
         if (stepNumber > 0) {
-          const next = await this.turn.reportResults(this.step, toolResultsOf(steps[stepNumber - 1]));
+          const results = toolResultsOf(steps[stepNumber - 1]).filter((r) => !this.denied.has(r.toolCallId));
+          const next = await this.turn.reportResults(this.step, results);
           if (next.next === 'end') throw new TurnEnded(next);
           if (next.next === 'tools') throw new UnreportedCalls(next);
           this.step = next.step;
@@ -91,12 +98,19 @@ export class Attempt {
       onChunk: ({ chunk }) => {
         if (chunk.type === 'text-delta') this.turn.publishDelta(this.step, chunk.text);
       },
+      onError: ({ error }) => {
+        this.streamError ??= error;
+      },
     };
   }
 
   /** Resolves once Steerline holds the current step's answer, so that it knows the step's tool calls. */
   answered(): Promise<void> {
     return this.answer.promise;
+  }
+
+  deniedCall(toolCallId: string): void {
+    this.denied.add(toolCallId);
   }
 
   /**

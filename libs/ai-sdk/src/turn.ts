@@ -45,8 +45,9 @@ export class SteerlineTurn {
         ({ step, messages } = outcome);
       }
     } catch (err) {
-      await failFor(this.external, err);
-      throw err;
+      const cause = this.attempt?.streamError ?? err;
+      await failFor(this.external, cause);
+      throw cause;
     } finally {
       this.external.close();
     }
@@ -61,8 +62,11 @@ export class SteerlineTurn {
    */
   async approval(toolCall: { toolCallId: string }): Promise<ApprovalOutcome> {
     // streamText may start a tool before the model's answer is complete: Steerline must hold the call first.
-    await this.attempt?.answered();
-    return this.external.approval(toolCall.toolCallId, { signal: this.signal });
+    const attempt = this.attempt;
+    await attempt?.answered();
+    const outcome = await this.external.approval(toolCall.toolCallId, { signal: this.signal });
+    if (outcome.decision === 'denied') attempt?.deniedCall(toolCall.toolCallId);
+    return outcome;
   }
 }
 

@@ -24,6 +24,8 @@ export class Attempt implements AnswerSink {
   private results: RunnerToolResult[] = [];
   private last: RunnerNext | undefined;
   private reported = deferred();
+  /** Calls a person denied: Steerline recorded their result itself; the tool's own is not reported. */
+  private readonly denied = new Set<string>();
 
   constructor(
     private readonly turn: ExternalTurn,
@@ -47,7 +49,7 @@ export class Attempt implements AnswerSink {
 
   /** The `agent_tool_end` run hook: a function tool's result. */
   readonly toolEnded = (...[, , , result, { toolCall }]: RunHookEvents<any, any>['agent_tool_end']) => {
-    if (toolCall.type === 'function_call') this.results.push({ toolCallId: toolCall.callId, ok: true, output: result });
+    if (toolCall.type === 'function_call' && !this.denied.has(toolCall.callId)) this.results.push({ toolCallId: toolCall.callId, ok: true, output: result });
   };
 
   async answer(response: { usage?: { inputTokens: number; outputTokens: number }; output: ModelResponse['output'] }): Promise<void> {
@@ -72,6 +74,10 @@ export class Attempt implements AnswerSink {
   /** Resolves once Steerline holds the current step's answer, so that it knows the step's tool calls. */
   answered(): Promise<void> {
     return this.reported.promise;
+  }
+
+  deniedCall(toolCallId: string): void {
+    this.denied.add(toolCallId);
   }
 
   /** After the run returned: the input for a continuation (its history, the steers in place and the new ones), or done. */

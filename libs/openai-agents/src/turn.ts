@@ -72,8 +72,12 @@ export class SteerlineTurn {
    * Denied: return something short; Steerline has recorded the call as denied already.
    */
   async approval(toolCall: { callId: string } | { toolCallId: string }): Promise<ApprovalOutcome> {
-    await this.attempt?.answered();
-    return this.external.approval('callId' in toolCall ? toolCall.callId : toolCall.toolCallId, { signal: this.signal });
+    const attempt = this.attempt;
+    const toolCallId = 'callId' in toolCall ? toolCall.callId : toolCall.toolCallId;
+    await attempt?.answered();
+    const outcome = await this.external.approval(toolCallId, { signal: this.signal });
+    if (outcome.decision === 'denied') attempt?.deniedCall(toolCallId);
+    return outcome;
   }
 
   /** A runner for one attempt: its filter adds the steers, its hook collects tool results, its models report answers. */
