@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     if (env.STREAM !== '1') return (await generateText({ model, tools, stopWhen: stepCountIs(20), ...hooks })).text;
     const result = streamText({ model, tools, stopWhen: stepCountIs(20), ...hooks });
     for await (const delta of result.textStream) process.stdout.write(delta);
+    process.stdout.write('\n');
     return result.text;
   });
   say({ event: 'completed', turnId: turn.id, text });
