@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { Steerline as AiSdkSteerline } from '@steerline/ai-sdk';
 import { Steerline as AgentsSteerline } from '@steerline/openai-agents';
 import type { ExternalTurnInput } from '@steerline/client';
+import { startFakeOpenAI, type FakeOpenAI } from './fake-openai';
+import { startStack, type Stack } from './stack';
 
 /**
  * Holds a tool call until the test lets it go: `entered(gate)` resolves once a
@@ -108,4 +110,50 @@ export function drivers(steerlineUrl: () => string, modelUrl: () => string, gate
     },
   };
   return [aiSdk('generateText'), aiSdk('streamText'), agents];
+}
+
+export interface AdapterEnv {
+  stack: Stack;
+  fake: FakeOpenAI;
+}
+
+/**
+ * A spec file's stack and fake model (started before its tests, closed after),
+ * the gates its agents' `hold` tool waits at, and the drivers to run each test with.
+ */
+export function adapterEnv(): { env: AdapterEnv; gates: Gates; drivers: Driver[] } {
+  const env = {} as AdapterEnv;
+  beforeAll(async () => {
+    env.stack = await startStack();
+    env.fake = await startFakeOpenAI();
+  });
+  afterAll(async () => {
+    await env.fake?.close();
+    await env.stack?.close();
+  });
+  const gates = new Gates();
+  return { env, gates, drivers: drivers(() => env.stack.url, () => env.fake.baseUrl, gates) };
+}
+
+/** Turns of one driver: each started after queueing the fake model's answers; `requests()` are the ones it made. */
+export class DriverTurns {
+  turn!: DrivenTurn;
+  private from = 0;
+
+  constructor(
+    private readonly env: AdapterEnv,
+    private readonly driver: Driver,
+  ) {}
+
+  async start(answers: Parameters<FakeOpenAI['answer']>, input: Parameters<Driver['start']>[1] = {}): Promise<{ cid: string; tid: string }> {
+    const cid = (await this.env.stack.api('POST', '/conversations')).body.id as string;
+    this.from = this.env.fake.requests.length;
+    this.env.fake.answer(...answers);
+    this.turn = await this.driver.start(cid, input);
+    return { cid, tid: this.turn.turnId };
+  }
+
+  requests() {
+    return this.env.fake.requests.slice(this.from);
+  }
 }

@@ -1,5 +1,5 @@
 import type { LanguageModelCallEndEvent, LanguageModelUsage, ModelMessage, StepResult, TextStreamPart, ToolSet, UserModelMessage } from 'ai';
-import { TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerNext, type RunnerToolResult } from '@steerline/client';
+import { StepAnswer, TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerNext, type RunnerToolResult } from '@steerline/client';
 
 /**
  * What `turn.run` hands the function that calls `generateText` or `streamText`:
@@ -45,9 +45,7 @@ export class Attempt {
   /** What streamText's stream failed with. */
   streamError: unknown;
   private last: RunnerNext | undefined;
-  private answer = deferred();
-  /** Calls a person denied: Steerline recorded their result itself; the tool's own is not reported. */
-  private readonly denied = new Set<string>();
+  readonly answer = new StepAnswer();
 
   constructor(
     private readonly turn: ExternalTurn,
@@ -63,14 +61,14 @@ export class Attempt {
       prepareStep: async ({ stepNumber, steps, messages }) => {
         let steers: DeliveredSteer[] = [];
         if (stepNumber > 0) {
-          const results = toolResultsOf(steps[stepNumber - 1]).filter((r) => !this.denied.has(r.toolCallId));
+          const results = toolResultsOf(steps[stepNumber - 1]).filter((r) => !this.answer.isDenied(r.toolCallId));
           const next = await this.turn.reportResults(this.step, results);
           if (next.next === 'end') throw new TurnEnded(next);
           if (next.next === 'tools') throw new UnreportedCalls(next);
           this.step = next.step;
           steers = next.steers;
         }
-        this.answer = deferred();
+        this.answer.next();
         this.response = [];
         this.sent = [...messages, ...steers.map(steerMessage)];
         return { messages: this.sent };
@@ -87,7 +85,7 @@ export class Attempt {
           });
           // Tool calls answered `end`: the turn ended meanwhile (a cancel); the tools must not run.
           if (this.last.next === 'end' && event.content.some((p) => p.type === 'tool-call')) this.refuse(new TurnEnded(this.last));
-          this.answer.resolve();
+          this.answer.reported();
         } catch (err) {
           this.refuse(err);
         }
@@ -102,15 +100,6 @@ export class Attempt {
         this.streamError ??= error;
       },
     };
-  }
-
-  /** Resolves once Steerline holds the current step's answer, so that it knows the step's tool calls. */
-  answered(): Promise<void> {
-    return this.answer.promise;
-  }
-
-  deniedCall(toolCallId: string): void {
-    this.denied.add(toolCallId);
   }
 
   /**
@@ -131,7 +120,7 @@ export class Attempt {
 
   private refuse(err: unknown): void {
     this.refused = err;
-    this.answer.reject(err);
+    this.answer.refused(err);
     this.controller.abort(err);
   }
 }
@@ -162,13 +151,4 @@ function asArgs(input: unknown): Record<string, unknown> {
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
-  // A refusal nobody waits for is still seen: `outcome` throws it.
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
 }

@@ -60,13 +60,9 @@ export class SteerlineTurn {
    * `const { decision } = await turn.approval(options)`. Denied: return
    * something short; Steerline has recorded the call as denied already.
    */
-  async approval(toolCall: { toolCallId: string }): Promise<ApprovalOutcome> {
-    // streamText may start a tool before the model's answer is complete: Steerline must hold the call first.
-    const attempt = this.attempt;
-    await attempt?.answered();
-    const outcome = await this.external.approval(toolCall.toolCallId, { signal: this.signal });
-    if (outcome.decision === 'denied') attempt?.deniedCall(toolCall.toolCallId);
-    return outcome;
+  approval(toolCall: { toolCallId: string }): Promise<ApprovalOutcome> {
+    if (!this.attempt) throw new Error('turn.approval(call) is for the tools of a running turn.run');
+    return this.attempt.answer.approval(this.external, toolCall.toolCallId);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { AgentInputItem, CallModelInputFilter, ModelResponse, RunHookEvents } from '@openai/agents';
-import { TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerNext, type RunnerToolResult } from '@steerline/client';
+import { StepAnswer, TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerNext, type RunnerToolResult } from '@steerline/client';
 import type { AnswerSink } from './reporting-model';
 
 /** A steer delivered into a model request: its user message, after the first `at` items of the SDK's own input. */
@@ -23,9 +23,7 @@ export class Attempt implements AnswerSink {
   /** The step's results, from the `agent_tool_end` hook, reported before the next request. */
   private results: RunnerToolResult[] = [];
   private last: RunnerNext | undefined;
-  private reported = deferred();
-  /** Calls a person denied: Steerline recorded their result itself; the tool's own is not reported. */
-  private readonly denied = new Set<string>();
+  readonly reported = new StepAnswer();
 
   constructor(
     private readonly turn: ExternalTurn,
@@ -43,13 +41,13 @@ export class Attempt implements AnswerSink {
       this.placed.push(...next.steers.map((s) => ({ at: modelData.input.length, item: steerItem(s) })));
     }
     this.last = undefined;
-    this.reported = deferred();
+    this.reported.next();
     return { ...modelData, input: withSteers(modelData.input, this.placed) };
   };
 
   /** The `agent_tool_end` run hook: a function tool's result. */
   readonly toolEnded = (...[, , , result, { toolCall }]: RunHookEvents<any, any>['agent_tool_end']) => {
-    if (toolCall.type === 'function_call' && !this.denied.has(toolCall.callId)) this.results.push({ toolCallId: toolCall.callId, ok: true, output: result });
+    if (toolCall.type === 'function_call' && !this.reported.isDenied(toolCall.callId)) this.results.push({ toolCallId: toolCall.callId, ok: true, output: result });
   };
 
   async answer(response: { usage?: { inputTokens: number; outputTokens: number }; output: ModelResponse['output'] }): Promise<void> {
@@ -59,25 +57,16 @@ export class Attempt implements AnswerSink {
     try {
       this.last = await this.turn.reportAnswer({ step: this.step, text, toolCalls, ...(usage ? { usage } : {}) });
     } catch (err) {
-      this.reported.reject(err);
+      this.reported.refused(err);
       throw err;
     }
-    this.reported.resolve();
+    this.reported.reported();
     // Tool calls answered `end`: the turn ended meanwhile (a cancel); the tools must not run.
     if (this.last.next === 'end' && toolCalls.length > 0) throw new TurnEnded(this.last);
   }
 
   delta(text: string): void {
     this.turn.publishDelta(this.step, text);
-  }
-
-  /** Resolves once Steerline holds the current step's answer, so that it knows the step's tool calls. */
-  answered(): Promise<void> {
-    return this.reported.promise;
-  }
-
-  deniedCall(toolCallId: string): void {
-    this.denied.add(toolCallId);
   }
 
   /** After the run returned: the input for a continuation (its history, the steers in place and the new ones), or done. */
@@ -115,12 +104,4 @@ function parseArgs(raw: string): Record<string, unknown> {
     // The model wrote arguments that are not JSON: Steerline records them as given.
     return { input: raw };
   }
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
 }

@@ -71,13 +71,9 @@ export class SteerlineTurn {
    * (`execute: async (args, ctx, details) => { await turn.approval(details.toolCall) … }`).
    * Denied: return something short; Steerline has recorded the call as denied already.
    */
-  async approval(toolCall: { callId: string } | { toolCallId: string }): Promise<ApprovalOutcome> {
-    const attempt = this.attempt;
-    const toolCallId = 'callId' in toolCall ? toolCall.callId : toolCall.toolCallId;
-    await attempt?.answered();
-    const outcome = await this.external.approval(toolCallId, { signal: this.signal });
-    if (outcome.decision === 'denied') attempt?.deniedCall(toolCallId);
-    return outcome;
+  approval(toolCall: { callId: string } | { toolCallId: string }): Promise<ApprovalOutcome> {
+    if (!this.attempt) throw new Error('turn.approval(call) is for the tools of a running turn.run');
+    return this.attempt.reported.approval(this.external, 'callId' in toolCall ? toolCall.callId : toolCall.toolCallId);
   }
 
   /** A runner for one attempt: its filter adds the steers, its hook collects tool results, its models report answers. */
