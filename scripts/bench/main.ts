@@ -18,6 +18,7 @@ import { measureBigReads } from './big-read';
 import { gatewayIdleOnly, idleGatewayRows, measureIdleGateway } from './gateway-idle';
 import { measureRateLimit, rateLimitRows } from './rate-limit';
 import { capacityRows } from './capacity';
+import { externalBoundaryRows, measureExternalBoundary } from './external-boundary';
 import { boundaryAckRows, measureBoundaryAcks } from './boundary-acks';
 import { engineScaleRows, measureEngineScale, subscriptionBytes } from './engine-scale';
 import { measurePartitions, partitionRows } from './partitions';
@@ -57,6 +58,11 @@ async function main(): Promise<void> {
     children.push(gateway.child);
     const gatewayUrl = String(gateway.ready.url);
 
+    // BENCH_ONLY=external: only what an external turn adds at a boundary, printed (docs/performance.md untouched).
+    if (process.env.BENCH_ONLY === 'external') {
+      log('external turns: the boundary and a cancel');
+      return console.log(renderReport(externalBoundaryRows(await measureExternalBoundary({ gatewayUrl, natsUrl: NATS_URL, prefix, nc })), machine()).table);
+    }
     log('raw baselines');
     const raw = await measureRaw({ gatewayUrl, natsUrl: NATS_URL, prefix, databaseUrl });
     log('steer accept, interleaved with its floors');
@@ -103,6 +109,8 @@ async function main(): Promise<void> {
       ...boundaryAckRows(boundaryAcks),
       ...engineScaleRows(scale, await subscriptionBytes(nc, prefix)),
     ];
+    log('external turns: the boundary and a cancel');
+    rows.push(...externalBoundaryRows(await measureExternalBoundary({ gatewayUrl, natsUrl: NATS_URL, prefix, nc })));
     log('event streams at scale');
     rows.push(...watcherRows(await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log })));
     log('capacity: engine throughput, bytes per event');

@@ -47,7 +47,8 @@ export async function measureRaw(opts: { gatewayUrl: string; natsUrl: string; pr
   };
 }
 
-async function measureJetStream(nc: NatsConnection, prefix: string, payload: Uint8Array) {
+/** Sequential publish → ack samples, and publishes per second with 64 acks in flight, on a stream of its own. */
+export async function measureJetStream(nc: NatsConnection, prefix: string, payload: Uint8Array) {
   const jsm = await jetstreamManager(nc);
   const stream = `${prefix.toUpperCase()}_BENCH`;
   await jsm.streams.add({ name: stream, subjects: [`${prefix}.benchlog.>`], storage: 'file' as never });

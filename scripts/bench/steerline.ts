@@ -88,7 +88,7 @@ export function floorRows(raw: RawBaselines, accept: Awaited<ReturnType<typeof m
  * steers waiting. Measured in an engine in this process (its own prefix), with
  * the built-in `sleep` and the scripted model timed where they hand over.
  */
-export async function measureBoundary(opts: { natsUrl: string; prefix: string; nc: NatsConnection }) {
+export async function measureBoundary(opts: { natsUrl: string; prefix: string; nc: NatsConnection; queued?: number[]; onSamples?: (queued: number, samples: number[]) => void }) {
   const prefix = `${opts.prefix}b`;
   const s = subjects(prefix);
   const toolDone = new Map<string, number>();
@@ -112,7 +112,7 @@ export async function measureBoundary(opts: { natsUrl: string; prefix: string; n
   const call = <T>(subject: string, body: unknown) => request<T>(opts.nc, subject, body, { timeoutMs: 10_000, noResponders: 'unavailable' });
   const result: Record<number, number> = {};
   try {
-    for (const queued of [0, 1, 5]) {
+    for (const queued of opts.queued ?? [0, 1, 5]) {
       const samples: number[] = [];
       // Enough repetitions that the engine's code is warm, as in a busy engine; the first 50 are dropped.
       for (let rep = 0; rep < 200; rep++) {
@@ -129,6 +129,7 @@ export async function measureBoundary(opts: { natsUrl: string; prefix: string; n
         if (rep >= 50) samples.push(requested.get(turnId)! - toolDone.get(turnId)!);
       }
       result[queued] = median(samples);
+      opts.onSamples?.(queued, samples);
     }
   } finally {
     sleep.run = run;

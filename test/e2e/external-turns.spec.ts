@@ -1,5 +1,4 @@
 import { SteerlineClient, readSse, type ExternalTurn, type SseMessage } from '@steerline/client';
-import { RUNNER_VERBS } from '@steerline/contracts';
 import { auditLog, request, type StoredEvent } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { startStack, steerWhileHeld, type Stack } from '../support/stack';
@@ -56,6 +55,34 @@ describe('external turns', () => {
     const strip = ({ steerId: _s, turnId: _t, ...rest }: Record<string, unknown>) => rest;
     expect(strip((await receipt).body)).toEqual(strip(internalReceipt.body));
     expect((await receipt).body).toMatchObject({ status: 'delivered', step: 1, boundary: 'tool_results', requestStep: 2 });
+    await audit(cid);
+  });
+
+  it('started over NATS and taken up by lease: the cap, FIFO, withdraw, edit and expiry decide which steers the runner gets', async () => {
+    const cid = await conversation();
+    const started = await request<{ turnId: string; lease: { token: string; leaseMs: number } }>(
+      stack.nats.nc,
+      stack.nats.s.startTurn,
+      { tenantId: 'default', conversationId: cid, prompt: 'go', runner: 'external', limits: { maxQueued: 4 } },
+      { timeoutMs: 5_000, noResponders: 'unavailable' },
+    );
+    expect(started).toMatchObject({ status: 'running', lease: { token: expect.any(String), leaseMs: 3000 } });
+    const turn = client.attachExternalTurn(started.turnId, started.lease);
+    await turn.reportAnswer({ step: 1, text: '', toolCalls: [sleepCall] });
+    const [a, b, c] = [await client.steer(turn.turnId, 'first'), await client.steer(turn.turnId, 'second'), await client.steer(turn.turnId, 'third')];
+    const expiring = await client.steer(turn.turnId, 'soon gone', { ttlMs: 1_000 });
+    await expect(client.steer(turn.turnId, 'one too many')).rejects.toMatchObject({ code: 'queue_full', status: 429 });
+    await client.withdraw(turn.turnId, b.steerId);
+    await client.editSteer(turn.turnId, c.steerId, 'third, edited');
+    await stack.turnHas(turn.turnId, 'SteerDropped', { where: (d) => d.steerId === expiring.steerId && d.reason === 'expired' });
+    const next = await turn.reportResults(1, [{ toolCallId: 'call_1_0', ok: true, output: 'ok' }]);
+    expect(next).toMatchObject({ next: 'model', step: 2 });
+    if (next.next !== 'model') throw new Error('no request');
+    expect(next.steers.map((x) => [x.steerId, x.text, x.position])).toEqual([
+      [a.steerId, 'first', 1],
+      [c.steerId, 'third, edited', 3],
+    ]);
+    expect(await turn.reportAnswer({ step: 2, text: 'done', toolCalls: [] })).toEqual({ next: 'end', status: 'completed' });
     await audit(cid);
   });
 
@@ -168,6 +195,10 @@ describe('external turns', () => {
     }
 
     it('an answer for a step that was never requested', () => refused('answer', { lease, step: 2, text: 'hi', toolCalls: [] }, 400, 'invalid_request'));
+    it('an answer whose calls share an id, or have one no route can name', async () => {
+      await refused('answer', { lease, step: 1, text: '', toolCalls: [sleepCall, sleepCall] }, 400, 'invalid_request');
+      await refused('answer', { lease, step: 1, text: '', toolCalls: [{ ...sleepCall, id: 'call 1' }] }, 400, 'invalid_request');
+    });
     it('results before any answer, and for calls the answer never made', async () => {
       await refused('results', { lease, step: 1, results: [{ toolCallId: 'call_1_0', ok: true }] }, 400, 'invalid_request');
       await turn.reportAnswer({ step: 1, text: '', toolCalls: [sleepCall] });
@@ -181,7 +212,7 @@ describe('external turns', () => {
     });
     it('a client of another tenant', async () => {
       const before = (await stack.turnEvents(turn.turnId)).length;
-      const other = request(stack.nats.nc, stack.nats.s.runner(turn.turnId, RUNNER_VERBS.results), { tenantId: 'other', lease, step: 1, results: [{ toolCallId: 'call_1_0', ok: true }] }, { timeoutMs: 5_000, noResponders: 'turn_not_running' });
+      const other = request(stack.nats.nc, stack.nats.s.runnerResults(turn.turnId), { tenantId: 'other', lease, step: 1, results: [{ toolCallId: 'call_1_0', ok: true }] }, { timeoutMs: 5_000, noResponders: 'turn_not_running' });
       await expect(other).rejects.toMatchObject({ code: 'not_found' });
       expect((await stack.turnEvents(turn.turnId)).length).toBe(before);
     });

@@ -17,7 +17,7 @@ import { approvalRequested, startStack, type Stack } from '../support/stack';
 const EXAMPLES = join(__dirname, '../../examples');
 const TSCONFIG = {
   compilerOptions: { module: 'node20', target: 'ES2023', lib: ['ES2023'], strict: true, outDir: 'out', types: ['node'], skipLibCheck: true },
-  include: ['*.ts'],
+  include: ['*.ts', '*.mts'],
 };
 
 describe('@steerline/ai-sdk and @steerline/openai-agents, packed and installed by another project', () => {
@@ -34,6 +34,8 @@ describe('@steerline/ai-sdk and @steerline/openai-agents, packed and installed b
       files: {
         'ai-sdk-agent.ts': readFileSync(join(EXAMPLES, 'ai-sdk-agent/main.ts'), 'utf8'),
         'openai-agents.ts': readFileSync(join(EXAMPLES, 'openai-agents/main.ts'), 'utf8'),
+        // The same agent as an ES module: it imports the adapter's ESM entry, one copy of @openai/agents with the app.
+        'openai-agents-esm.mts': readFileSync(join(EXAMPLES, 'openai-agents/main.ts'), 'utf8'),
         'tsconfig.json': JSON.stringify(TSCONFIG, null, 2),
       },
     });
@@ -66,6 +68,7 @@ describe('@steerline/ai-sdk and @steerline/openai-agents, packed and installed b
     ['the AI SDK example (generateText)', 'out/ai-sdk-agent.js', {}],
     ['the AI SDK example (streamText)', 'out/ai-sdk-agent.js', { STREAM: '1' }],
     ['the Agents SDK example (chat-completions model)', 'out/openai-agents.js', {}],
+    ['the Agents SDK example as an ES module', 'out/openai-agents-esm.mjs', {}],
   ])('%s runs there, and a steer sent while its booking waits for approval reaches its next model request', async (_name, main, extra) => {
     const conversationId = (await stack.api('POST', '/conversations')).body.id as string;
     const from = fake.requests.length;

@@ -134,7 +134,7 @@ export class ExternalTurn {
   private async report(verb: 'answer' | 'results' | 'fail', body: Record<string, unknown>): Promise<RunnerNext> {
     await this.flush();
     try {
-      const sent = this.call<RunnerNext>('POST', this.path(verb), { body: { lease: this.lease.token, ...body } });
+      const sent = this.send<RunnerNext>(verb, body);
       this.reporting = sent.catch(() => undefined);
       const next = await sent;
       this.lastRenewal = Date.now();
@@ -144,6 +144,24 @@ export class ExternalTurn {
     } catch (err) {
       if (lost(err)) this.finish({ next: 'end', status: 'failed', error: { code: (err as SteerlineClientError).code, message: (err as Error).message } }, true);
       throw err;
+    }
+  }
+
+  /**
+   * Sends a report. While the turn moves to another engine (its engine was lost
+   * or stopped) no engine has it: the gateway says so with `retryAfterSeconds`,
+   * nothing was decided, and the same report is sent again, for up to a lease.
+   */
+  private async send<T>(verb: string, body: Record<string, unknown>): Promise<T> {
+    const since = Date.now();
+    for (;;) {
+      try {
+        return await this.call<T>('POST', this.path(verb), { body: { lease: this.lease.token, ...body } });
+      } catch (err) {
+        const moving = err instanceof SteerlineClientError && err.code === 'unavailable' && typeof err.details.retryAfterSeconds === 'number';
+        if (!moving || Date.now() - since >= this.lease.leaseMs || this.end) throw err;
+        await sleep(RETRY_MS);
+      }
     }
   }
 

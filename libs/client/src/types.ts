@@ -1,30 +1,6 @@
-import type {
-  ApprovalAnswer,
-  ApprovalPolicy,
-  Boundary,
-  ConversationListPage,
-  ConversationSummary,
-  ConversationView,
-  DeliveredSteer,
-  DropReason,
-  LeaseAnswer,
-  LiveMessage,
-  ModelSpec,
-  PendingApproval,
-  RunnerApprovalAnswer,
-  RunnerCall,
-  RunnerLease,
-  RunnerLiveMessage,
-  RunnerNext,
-  RunnerToolResult,
-  SteerlineEvent,
-  ToolCall,
-  TurnLimits,
-  TurnView,
-  Usage,
-} from '@steerline/contracts';
+import type { ApprovalPolicy, Boundary, DropReason, LiveMessage, ModelSpec, RunnerNext, SteerlineEvent, TurnLimits } from '@steerline/contracts';
 
-// Type-only imports: the client has no run-time dependency on the contracts
+// Type-only: the client has no run-time dependency on the contracts
 // (nor on NATS or zod); only `fetch`, which Node 18+ and browsers have.
 export type {
   ApprovalAnswer,
@@ -50,7 +26,7 @@ export type {
   TurnLimits,
   TurnView,
   Usage,
-};
+} from '@steerline/contracts';
 
 /** How an external turn ended (the `end` answer of the runner protocol). */
 export type RunnerEnd = Extract<RunnerNext, { next: 'end' }>;

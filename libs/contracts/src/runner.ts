@@ -38,10 +38,16 @@ const waitMs = z.number().int().min(0).max(RUNNER_WAIT_MS_MAX).optional();
 export const RunnerLeaseSchema = z.object({ token: lease, leaseMs: z.number().int().positive() }).strict();
 export type RunnerLease = z.infer<typeof RunnerLeaseSchema>;
 
+/** A call id the approval routes can name (printable ASCII, 1–256), once per answer. */
+const TOOL_CALL_ID = /^[\x21-\x7e]{1,256}$/;
+const answerCalls = z
+  .array(ToolCallSchema)
+  .max(64)
+  .refine((calls) => calls.every((c) => TOOL_CALL_ID.test(c.id)), 'a tool call id is 1–256 printable ASCII characters')
+  .refine((calls) => new Set(calls.map((c) => c.id)).size === calls.length, 'the tool call ids of an answer are unique');
+
 /** After each model answer: its text, its tool calls and its usage. */
-export const ReportAnswerCommand = z
-  .object({ tenantId, lease, step, text: z.string(), toolCalls: z.array(ToolCallSchema).max(64), usage: UsageSchema.optional() })
-  .strict();
+export const ReportAnswerCommand = z.object({ tenantId, lease, step, text: z.string(), toolCalls: answerCalls, usage: UsageSchema.optional() }).strict();
 export type ReportAnswerCommand = z.infer<typeof ReportAnswerCommand>;
 
 /** One tool call's result, as the runner ran it. `fatal`: the work cannot go on; the turn fails. */
@@ -122,7 +128,7 @@ export type RunnerApprovalAnswer = z.infer<typeof RunnerApprovalAnswerSchema>;
 export const PublishLiveAnswerSchema = z.object({ published: z.number().int().nonnegative() }).strict();
 export type PublishLiveAnswer = z.infer<typeof PublishLiveAnswerSchema>;
 
-/** The verbs of `<prefix>.cmd.turn.<turnId>.<verb>` a turn's owner answers for its runner. */
+/** The verbs of `<prefix>.cmd.turn.<turnId>.<verb>` a turn's owner answers for its runner (subjects.ts: runnerAnswer, …). */
 export const RUNNER_VERBS = {
   answer: 'runner-answer',
   results: 'runner-results',
@@ -131,3 +137,6 @@ export const RUNNER_VERBS = {
   approval: 'runner-approval',
   live: 'runner-live',
 } as const;
+
+/** The subjects' names in subjects(), one per report: `runnerAnswer`, `runnerResults`, … */
+export type RunnerReport = `runner${Capitalize<keyof typeof RUNNER_VERBS>}`;

@@ -3,6 +3,8 @@
  * (STEERLINE_PREFIX). Event subjects and command subjects never overlap, so a
  * stream never captures a request and answers it with its ack.
  */
+import { RUNNER_VERBS } from './runner';
+
 export const DEFAULT_PREFIX = 'steerline';
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -48,8 +50,13 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     cancel: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.cancel`,
     editSteer: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.edit`,
     decideApproval: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.approval`,
-    /** An external turn's runner reports (docs/runner-protocol.md): `verb` is one of RUNNER_VERBS. */
-    runner: (turnId: string, verb: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${token(verb, 'verb')}`,
+    /** An external turn's runner reports (docs/runner-protocol.md), answered by the turn's owner like its steers. */
+    runnerAnswer: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${RUNNER_VERBS.answer}`,
+    runnerResults: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${RUNNER_VERBS.results}`,
+    runnerFail: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${RUNNER_VERBS.fail}`,
+    runnerLease: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${RUNNER_VERBS.lease}`,
+    runnerApproval: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${RUNNER_VERBS.approval}`,
+    runnerLive: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${RUNNER_VERBS.live}`,
     /** Everything a turn's owner answers; one wildcard subscription per running turn. */
     turnCommands: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.*`,
     /** What the owner of a conversation's running turn answers (steer, queue); one wildcard subscription per running turn. */

@@ -33,7 +33,6 @@ import {
   ReportAnswerCommand,
   ReportResultsCommand,
   RunnerFailCommand,
-  RUNNER_VERBS,
 } from '@steerline/contracts';
 import { eventConsumerConfig } from './consumer-kit';
 import { streamConfig } from './nats';
@@ -105,12 +104,12 @@ function requestSpecs(): RequestSpec[] {
     { id: 'withdrawSteer', subject: p.withdraw(TURN), summary: 'Withdraw a queued steer (SteerDropped withdrawn).', request: WithdrawSteerCommand, reply: r.withdraw },
     { id: 'decideApproval', subject: p.decideApproval(TURN), summary: 'Approve or deny a tool call waiting for a decision; the same decision again answers the same.', request: DecideApprovalCommand, reply: r.decideApproval },
     { id: 'cancelTurn', subject: p.cancel(TURN), summary: 'Cancel a running turn; a full queue never blocks it.', request: CancelTurnCommand, reply: r.cancel },
-    { id: 'runnerAnswer', subject: p.runner(TURN, RUNNER_VERBS.answer), summary: 'An external turn’s runner reports a model answer (ModelResponded, its calls); the answer says what comes next.', request: ReportAnswerCommand, reply: r.runnerAnswer },
-    { id: 'runnerResults', subject: p.runner(TURN, RUNNER_VERBS.results), summary: 'An external turn’s runner reports tool results; after the step’s last one the steers due are delivered and the next request appended.', request: ReportResultsCommand, reply: r.runnerResults },
-    { id: 'runnerFail', subject: p.runner(TURN, RUNNER_VERBS.fail), summary: 'An external turn’s runner fails the turn (TurnFailed with its code).', request: RunnerFailCommand, reply: r.runnerFail },
-    { id: 'runnerLease', subject: p.runner(TURN, RUNNER_VERBS.lease), summary: 'Renews an external turn’s runner lease; with waitMs a long poll answered at once when the turn ends (a cancel).', request: RenewLeaseCommand, reply: r.runnerLease },
-    { id: 'runnerApproval', subject: p.runner(TURN, RUNNER_VERBS.approval), summary: 'An external turn’s runner waits for the decision on a tool call that asked for approval.', request: AwaitApprovalCommand, reply: r.runnerApproval },
-    { id: 'runnerLive', subject: p.runner(TURN, RUNNER_VERBS.live), summary: 'An external turn’s runner publishes live output (ModelDelta, ToolProgress) to the conversation’s live subject.', request: PublishLiveCommand, reply: r.runnerLive },
+    { id: 'runnerAnswer', subject: p.runnerAnswer(TURN), summary: 'An external turn’s runner reports a model answer (ModelResponded, its calls); the answer says what comes next.', request: ReportAnswerCommand, reply: r.runnerAnswer },
+    { id: 'runnerResults', subject: p.runnerResults(TURN), summary: 'An external turn’s runner reports tool results; after the step’s last one the steers due are delivered and the next request appended.', request: ReportResultsCommand, reply: r.runnerResults },
+    { id: 'runnerFail', subject: p.runnerFail(TURN), summary: 'An external turn’s runner fails the turn (TurnFailed with its code).', request: RunnerFailCommand, reply: r.runnerFail },
+    { id: 'runnerLease', subject: p.runnerLease(TURN), summary: 'Renews an external turn’s runner lease; with waitMs a long poll answered at once when the turn ends (a cancel).', request: RenewLeaseCommand, reply: r.runnerLease },
+    { id: 'runnerApproval', subject: p.runnerApproval(TURN), summary: 'An external turn’s runner waits for the decision on a tool call that asked for approval.', request: AwaitApprovalCommand, reply: r.runnerApproval },
+    { id: 'runnerLive', subject: p.runnerLive(TURN), summary: 'An external turn’s runner publishes live output (ModelDelta, ToolProgress) to the conversation’s live subject.', request: PublishLiveCommand, reply: r.runnerLive },
     { id: 'queryConversation', subject: p.queryConversation, summary: 'The conversation read model: transcript, turns, steers.', request: ConversationQuery, reply: r.queryConversation, queue: p.persistenceQueue },
     { id: 'queryConversations', subject: p.queryConversations, summary: 'The tenant’s conversations, newest first, a page at a time (keyset cursor).', request: ConversationsQuery, reply: r.queryConversations, queue: p.persistenceQueue },
     { id: 'queryTurn', subject: p.queryTurn, summary: 'One turn’s read model.', request: TurnQuery, reply: r.queryTurn, queue: p.persistenceQueue },

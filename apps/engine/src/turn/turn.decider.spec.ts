@@ -1,5 +1,6 @@
 import { SteerlineError, checkInvariants } from '@steerline/contracts';
 import { decide } from './turn.decider';
+import type { TurnCommand } from './turn.commands';
 import { receiptOf } from './turn.state';
 import { answerText, answerWithTools, run, startCommand, steer, steerId, toolDone, types } from './turn.fixtures';
 
@@ -20,6 +21,15 @@ describe('turn decider', () => {
       expect(types(events)).toEqual(['TurnStarted', 'ModelRequested']);
       expect(events.map((e) => e.seq)).toEqual([1, 2]);
       expect(state.status).toBe('running');
+    });
+
+    it('an external turn records who runs it and its lease digest; its first request is appended the same way (I5)', () => {
+      const leaseDigest = 'a'.repeat(64);
+      const start = startCommand() as Extract<TurnCommand, { type: 'StartTurn' }>;
+      const { events } = run([{ ...start, runner: 'external', leaseDigest }]);
+      expect(types(events)).toEqual(['TurnStarted', 'ModelRequested']);
+      expect(events[0].data).toMatchObject({ runner: 'external', leaseDigest });
+      expect(events[1].data).toEqual({ step: 1, steerIds: [] });
     });
   });
 

@@ -60,15 +60,28 @@ export class RemoteTurnRunner extends TurnRunner {
   private readonly waiters = new Set<() => void>();
   private readonly deltaSinks = new Map<number, (text: string) => void>();
   private readonly lease: { digest: Buffer; leaseMs: number };
+  /** The shell is done (the turn ended, or was handed to another engine): no long poll waits on it. */
+  private closed = false;
 
   constructor(deps: RemoteRunnerDeps, state: TurnState, history: readonly ChatMessage[]) {
     super({ ...deps, model: RUNNERS_MODEL }, state, history);
     this.lease = { digest: Buffer.from(deps.lease.digest, 'hex'), leaseMs: deps.lease.leaseMs };
-    this.renew();
     void this.ended.then(() => {
       clearTimeout(this.leaseTimer);
+      this.closed = true;
       this.wake();
     });
+  }
+
+  /** The lease runs from the start, or afresh from a resume: a shell that never got the turn arms no timer. */
+  async start(command: Extract<TurnCommand, { type: 'StartTurn' }>): Promise<void> {
+    await super.start(command);
+    if (this.running) this.renew();
+  }
+
+  async resume(command: Extract<TurnCommand, { type: 'ResumeTurn' }>): Promise<void> {
+    await super.resume(command);
+    if (this.running) this.renew();
   }
 
   async reportAnswer(command: ReportAnswerCommand): Promise<RunnerNext> {
@@ -192,10 +205,10 @@ export class RemoteTurnRunner extends TurnRunner {
   }
 
   private waitFor(done: () => boolean, waitMs = 0): Promise<void> {
-    if (done() || waitMs <= 0) return Promise.resolve();
+    if (this.closed || done() || waitMs <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const check = () => {
-        if (!done()) return;
+        if (!this.closed && !done()) return;
         finish();
       };
       const finish = () => {
@@ -204,6 +217,7 @@ export class RemoteTurnRunner extends TurnRunner {
         resolve();
       };
       const timer = setTimeout(finish, Math.min(waitMs, RUNNER_WAIT_MS_MAX));
+      timer.unref();
       this.waiters.add(check);
     });
   }

@@ -110,6 +110,8 @@ export function errorCodesOf(status: number, description: string): ErrorCode[] {
 }
 
 const receipts = { 200: delivered, 202: queued };
+/** A runner lease token, as a start of an external turn answers it. */
+const lease = 'kq3LxY2c0m9VbQeRrT5uWzA1nH8sJ4dF6gK7pL0oM2i';
 const steerBody = { text: steerQueued.data.text, steerId: steerQueued.data.steerId };
 
 export const EXAMPLES: Record<string, OperationExamples> = {
@@ -121,6 +123,21 @@ export const EXAMPLES: Record<string, OperationExamples> = {
   decideToolApproval: { request: { decision: 'approve', reason: 'fine' }, responses: { 200: { toolCallId: 'call_1_0', decision: 'approved', reason: 'fine', by: 'user' } } },
   startTurn: { request: { prompt: turnStarted.data.prompt, model: turnStarted.data.model, limits: turnStarted.data.limits }, responses: { 202: { turnId, status: 'running' } } },
   getTurn: { responses: { 200: turnView } },
+  reportRunnerAnswer: {
+    request: { lease, step: 1, text: '', toolCalls: [{ id: 'call_1_0', name: 'sleep', args: { ms: 200 } }], usage: { inputTokens: 120, outputTokens: 14 } },
+    responses: { 200: { next: 'tools', step: 1, calls: [{ toolCallId: 'call_1_0', name: 'sleep', approval: 'none', finished: false }] } },
+  },
+  reportRunnerResults: {
+    request: { lease, step: 1, results: [{ toolCallId: 'call_1_0', ok: true, output: 'slept 200 ms', durationMs: 201 }] },
+    responses: { 200: { next: 'model', step: 2, steers: [{ steerId: delivered.steerId, text: delivered.text, rendered: d.rendered, position: delivered.position }] } },
+  },
+  reportRunnerFailure: {
+    request: { lease, code: 'agent_error', message: 'the agent threw: TypeError: x is undefined' },
+    responses: { 200: { next: 'end', status: 'failed', error: { code: 'agent_error', message: 'the agent threw: TypeError: x is undefined' } } },
+  },
+  renewRunnerLease: { request: { lease, waitMs: 5000 }, responses: { 200: { leaseMs: 15000, turn: { next: 'end', status: 'cancelled', reason: turnCancelled.data.reason } } } },
+  awaitRunnerApproval: { request: { lease, waitMs: 5000 }, responses: { 200: { toolCallId: 'call_1_0', decision: 'approved', by: 'user' } } },
+  publishRunnerLive: { request: { lease, messages: [{ type: 'ModelDelta', step: 2, text: 'The answer' }, { type: 'ToolProgress', step: 1, toolCallId: 'call_1_0', progress: 0.5 }] }, responses: { 200: { published: 2 } } },
   cancelTurn: { request: { reason: turnCancelled.data.reason }, responses: { 202: { accepted: true } } },
   createConversation: { request: {}, responses: { 201: { id: conversationId } } },
   getConversation: { responses: { 200: conversationView } },

@@ -80,7 +80,8 @@ export const OPERATIONS: Record<string, OperationMeta> = {
     tag: 'turns',
     description:
       'Starts a turn on an engine, which then owns it; the answer comes as soon as it has started, and the turn runs on. One turn runs per conversation at a time: ' +
-      'with `whenBusy: "queue"` a start while one runs is queued behind it (status queued, position) and starts by itself in order.',
+      'with `whenBusy: "queue"` a start while one runs is queued behind it (status queued, position) and starts by itself in order. ' +
+      'With `runner: "external"` the caller runs the turn’s loop itself and the answer carries its runner lease (see the runners routes).',
   },
   'POST /v1/turns/{tid}/runner/answer': {
     operationId: 'reportRunnerAnswer',

@@ -8,6 +8,7 @@ import {
   type EditSteerCommand,
   type CreateConversationCommand,
   type Receipt,
+  type RunnerReport,
   type StartTurnAnswer,
   type StartTurnCommand,
   type SubmitConversationSteerCommand,
@@ -69,8 +70,8 @@ export class EngineClient {
   }
 
   /** An external turn's runner report (docs/runner-protocol.md); a long poll (`waitMs`) gets that much longer to answer. */
-  runner<T>(turnId: string, verb: string, body: { tenantId: string; [field: string]: unknown }, waitMs = 0): Promise<T> {
-    return this.turnCommand(this.s.runner(turnId, verb), body, turnId, ['running'], COMMAND_TIMEOUT_MS + waitMs);
+  runner<T>(turnId: string, report: RunnerReport, body: { tenantId: string; [field: string]: unknown }, waitMs = 0): Promise<T> {
+    return this.turnCommand(this.s[report](turnId), body, turnId, ['running'], COMMAND_TIMEOUT_MS + waitMs);
   }
 
   private async turnCommand<T>(subject: string, body: { tenantId: string }, turnId?: string, answeredWhen: readonly ('running' | 'queued')[] = ['running'], timeoutMs = COMMAND_TIMEOUT_MS): Promise<T> {

@@ -3,7 +3,6 @@ import type { z } from 'zod';
 import {
   LeaseAnswerSchema,
   PublishLiveAnswerSchema,
-  RUNNER_VERBS,
   RunnerApprovalAnswerSchema,
   RunnerNextSchema,
   type LeaseAnswer,
@@ -39,21 +38,21 @@ export class RunnersController {
   @HttpCode(200)
   @ApiDoc({ summary: 'An external turn’s runner reports a model answer (text, tool calls, usage)', body: ReportAnswerBody, responses: { 200: next, ...refusals } })
   answer(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string, @JsonBody(ReportAnswerBody) body: z.infer<typeof ReportAnswerBody>): Promise<RunnerNext> {
-    return this.engine.runner(turnId, RUNNER_VERBS.answer, { tenantId, ...body });
+    return this.engine.runner(turnId, 'runnerAnswer', { tenantId, ...body });
   }
 
   @Post('results')
   @HttpCode(200)
   @ApiDoc({ summary: 'An external turn’s runner reports tool results; after the step’s last one the answer carries the steers for the next request', body: ReportResultsBody, responses: { 200: next, ...refusals } })
   results(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string, @JsonBody(ReportResultsBody) body: z.infer<typeof ReportResultsBody>): Promise<RunnerNext> {
-    return this.engine.runner(turnId, RUNNER_VERBS.results, { tenantId, ...body });
+    return this.engine.runner(turnId, 'runnerResults', { tenantId, ...body });
   }
 
   @Post('fail')
   @HttpCode(200)
   @ApiDoc({ summary: 'An external turn’s runner fails the turn with its own code and message', body: RunnerFailBody, responses: { 200: next, ...refusals } })
   fail(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string, @JsonBody(RunnerFailBody) body: z.infer<typeof RunnerFailBody>): Promise<RunnerNext> {
-    return this.engine.runner(turnId, RUNNER_VERBS.fail, { tenantId, ...body });
+    return this.engine.runner(turnId, 'runnerFail', { tenantId, ...body });
   }
 
   @Post('lease')
@@ -64,7 +63,7 @@ export class RunnersController {
     responses: { 200: { description: '{leaseMs, turn: {next: "running"} | {next: "end", status, …}}', schema: LeaseAnswerSchema }, ...refusals },
   })
   lease(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string, @JsonBody(RenewLeaseBody) body: z.infer<typeof RenewLeaseBody>): Promise<LeaseAnswer> {
-    return this.engine.runner(turnId, RUNNER_VERBS.lease, { tenantId, ...body }, body.waitMs);
+    return this.engine.runner(turnId, 'runnerLease', { tenantId, ...body }, body.waitMs);
   }
 
   @Post('approvals/:toolCallId')
@@ -81,13 +80,13 @@ export class RunnersController {
     @Param('toolCallId', ToolCallIdPipe) toolCallId: string,
     @JsonBody(AwaitApprovalBody) body: z.infer<typeof AwaitApprovalBody>,
   ): Promise<RunnerApprovalAnswer> {
-    return this.engine.runner(turnId, RUNNER_VERBS.approval, { tenantId, toolCallId, ...body }, body.waitMs);
+    return this.engine.runner(turnId, 'runnerApproval', { tenantId, toolCallId, ...body }, body.waitMs);
   }
 
   @Post('live')
   @HttpCode(200)
   @ApiDoc({ summary: 'Publishes an external turn’s live output (ModelDelta, ToolProgress) to its watchers', body: PublishLiveBody, responses: { 200: { description: '{published}', schema: PublishLiveAnswerSchema }, ...refusals } })
   live(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string, @JsonBody(PublishLiveBody) body: z.infer<typeof PublishLiveBody>): Promise<PublishLiveAnswer> {
-    return this.engine.runner(turnId, RUNNER_VERBS.live, { tenantId, ...body });
+    return this.engine.runner(turnId, 'runnerLive', { tenantId, ...body });
   }
 }

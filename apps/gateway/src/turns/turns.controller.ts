@@ -24,8 +24,8 @@ export class TurnsController {
     summary: 'Start a turn; it runs on after the answer. With whenBusy "queue" while a turn runs, it is queued behind it',
     body: StartTurnBody,
     responses: {
-      202: { description: 'started {turnId, status: "running"}, or queued {turnId, status: "queued", position}', schema: StartTurnAnswerSchema },
-      400: 'invalid_request (bad body, unknown or unconfigured model provider)',
+      202: { description: 'started {turnId, status: "running"} (with runner "external" also lease {token, leaseMs}), or queued {turnId, status: "queued", position}', schema: StartTurnAnswerSchema },
+      400: 'invalid_request (bad body, unknown or unconfigured model provider, an external turn with whenBusy "queue")',
       404: 'not_found: no such conversation for this tenant',
       409: 'turn_already_running (without whenBusy "queue")',
       413: 'payload_too_large: the body is over 256 KiB (a prompt of 100 000 four-byte characters is), or the command over what NATS carries',

@@ -1,0 +1,81 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { SteerlineClient } from '@steerline/client';
+import { get, measureJetStream, startFloors } from './raw';
+import type { Row } from './report';
+import { measureBoundary } from './steerline';
+import { median, percentile } from './stats';
+
+const REPS = 200;
+const WARM = 50;
+const CANCELS = 40;
+const sleepCall = { id: 'call_1_0', name: 'sleep', args: { ms: 1 } };
+
+type P50P99 = { p50: number; p99: number };
+const p50p99 = (samples: number[]): P50P99 => ({ p50: median(samples), p99: percentile(samples, 99) });
+
+/**
+ * What an external turn adds at a boundary (docs/runner-protocol.md): from the
+ * moment its runner sends step 1's tool results until it holds the steers for
+ * request 2 (one queued), through the gateway and engine processes — next to
+ * the engine's own boundary (tool result in hand → model request sent, one
+ * steer queued), a bare HTTP round trip and a JetStream ack measured in the
+ * same run. Also: a cancel sent until the runner's signal aborts.
+ */
+export async function measureExternalBoundary(opts: { gatewayUrl: string; natsUrl: string; prefix: string; nc: NatsConnection }) {
+  const client = new SteerlineClient({ baseUrl: opts.gatewayUrl });
+  const floors = await startFloors({ natsUrl: opts.natsUrl, prefix: `${opts.prefix}x`, nc: opts.nc });
+  const external: number[] = [];
+  const bare: number[] = [];
+  const cancels: number[] = [];
+  try {
+    for (let rep = 0; rep < REPS; rep++) {
+      const { id } = await client.createConversation();
+      const turn = await client.startExternalTurn(id, { prompt: 'bench' });
+      await turn.reportAnswer({ step: 1, text: '', toolCalls: [sleepCall] });
+      await client.steer(turn.turnId, 'a steer of ordinary length, about sixty characters');
+      const t0 = performance.now();
+      const next = await turn.reportResults(1, [{ toolCallId: 'call_1_0', ok: true, output: 'slept 1 ms', durationMs: 1 }]);
+      const t1 = performance.now();
+      if (next.next !== 'model' || next.steers.length !== 1) throw new Error(`the boundary answered ${JSON.stringify(next)}`);
+      await get(floors.bare);
+      const t2 = performance.now();
+      await turn.reportAnswer({ step: 2, text: 'ok', toolCalls: [] });
+      if (rep >= WARM) {
+        external.push(t1 - t0);
+        bare.push(t2 - t1);
+      }
+    }
+    for (let rep = 0; rep < CANCELS; rep++) {
+      const { id } = await client.createConversation();
+      const turn = await client.startExternalTurn(id, { prompt: 'bench' });
+      // A report renews the lease too; by its answer the renewal loop's first long poll is held by the engine.
+      await turn.reportAnswer({ step: 1, text: '', toolCalls: [sleepCall] });
+      await new Promise((r) => setTimeout(r, 20));
+      const aborted = new Promise<number>((resolve) => turn.signal.addEventListener('abort', () => resolve(performance.now()), { once: true }));
+      const t0 = performance.now();
+      await client.cancel(turn.turnId);
+      cancels.push((await aborted) - t0);
+    }
+  } finally {
+    await floors.close();
+  }
+  let internal: number[] = [];
+  await measureBoundary({ natsUrl: opts.natsUrl, prefix: `${opts.prefix}i`, nc: opts.nc, queued: [1], onSamples: (_k, samples) => (internal = samples) });
+  const { jsAck } = await measureJetStream(opts.nc, `${opts.prefix}j`, new TextEncoder().encode(JSON.stringify({ text: 'a steer of ordinary length, about sixty characters' })));
+  return { external: p50p99(external), internal: p50p99(internal), bareHttp: p50p99(bare), jsAck: p50p99(jsAck.slice(200)), cancel: p50p99(cancels) };
+}
+
+export function externalBoundaryRows(m: Awaited<ReturnType<typeof measureExternalBoundary>>): Row[] {
+  const floor = (k: 'p50' | 'p99') => m.internal[k] + m.bareHttp[k] + m.jsAck[k];
+  const floorName = 'internal boundary + HTTP round trip + JS ack';
+  return [
+    { group: 'raw', name: 'external-turn run: bare node:http round trip, p50', value: m.bareHttp.p50, unit: 'ms' },
+    { group: 'raw', name: 'external-turn run: JetStream publish → ack, p50', value: m.jsAck.p50, unit: 'ms' },
+    { group: 'steerline', name: 'boundary, engine’s own turn, 1 steer queued (tool result → model request sent), p50', value: m.internal.p50, unit: 'ms' },
+    { group: 'steerline', name: 'boundary, engine’s own turn, p99', value: m.internal.p99, unit: 'ms' },
+    { group: 'steerline', name: 'boundary, external turn, 1 steer queued (runner’s results report → it holds the steers), p50', value: m.external.p50, unit: 'ms', floor: floor('p50'), floorName, target: '≤ 1×' },
+    { group: 'steerline', name: 'boundary, external turn, p99', value: m.external.p99, unit: 'ms', floor: floor('p99'), floorName: `${floorName}, p99s` },
+    { group: 'steerline', name: 'external turn: cancel sent → the runner’s signal aborted, p50', value: m.cancel.p50, unit: 'ms', floor: m.bareHttp.p50, floorName: 'bare HTTP round trip' },
+    { group: 'steerline', name: 'external turn: cancel sent → the runner’s signal aborted, p99', value: m.cancel.p99, unit: 'ms' },
+  ];
+}
