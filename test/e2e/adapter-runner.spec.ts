@@ -124,3 +124,14 @@ it('an Agents SDK agent whose model is a name resolves it with the run config’
   expect(events.find((e) => e.event.type === 'ToolCallFinished')!.event.data).toMatchObject({ toolCallId: 'c1', ok: true, output: '5' });
   expect(userTexts(env.fake.requests.at(-1)!)).toEqual(['add 2 and 3']);
 });
+
+it('a call of a tool the AI SDK agent does not have is recorded with the tool error the model reads, and the turn goes on', async () => {
+  const [generateTextDriver] = drivers;
+  const turns = new DriverTurns(env, generateTextDriver);
+  const { tid } = await turns.start([{ toolCalls: [{ id: 'c1', name: 'nope', args: {} }] }, { text: 'sorry' }]);
+  expect(await turns.turn.done).toBe('sorry');
+  const events = await env.stack.turnEnded(tid);
+  expect(events.find((e) => e.event.type === 'ModelResponded')!.event.data).toMatchObject({ toolCalls: [{ id: 'c1', name: 'nope' }] });
+  expect(events.find((e) => e.event.type === 'ToolCallFinished')!.event.data).toMatchObject({ toolCallId: 'c1', ok: false, error: { code: 'tool_error' } });
+  expect(turns.requests()[1].body.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
+});

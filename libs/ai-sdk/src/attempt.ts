@@ -80,7 +80,8 @@ export class Attempt {
           this.last = await this.turn.reportAnswer({
             step: this.step,
             text: event.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(''),
-            toolCalls: event.content.flatMap((p) => (p.type === 'tool-call' && !p.invalid ? [{ id: p.toolCallId, name: p.toolName, args: asArgs(p.input) }] : [])),
+            // Invalid calls too (arguments that do not parse, an unknown tool): the AI SDK answers each with a tool error the record keeps.
+            toolCalls: event.content.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.toolCallId, name: p.toolName, args: asArgs(p.input) }] : [])),
             ...(usage ? { usage } : {}),
           });
           // Tool calls answered `end`: the turn ended meanwhile (a cancel); the tools must not run.
