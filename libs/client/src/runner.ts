@@ -148,9 +148,10 @@ export class ExternalTurn {
   }
 
   /**
-   * Sends a report. While the turn moves to another engine (its engine was lost
-   * or stopped) no engine has it: the gateway says so with `retryAfterSeconds`,
-   * nothing was decided, and the same report is sent again, for up to a lease.
+   * Sends a report. Two refusals mean nothing was decided, and the same report
+   * is sent again, for up to a lease: the turn is moving to another engine (its
+   * engine was lost or stopped: `unavailable` with `retryAfterSeconds`), or the
+   * API key's rate limit (`rate_limited`, after its `retryAfterSeconds`).
    */
   private async send<T>(verb: string, body: Record<string, unknown>): Promise<T> {
     const since = Date.now();
@@ -158,9 +159,9 @@ export class ExternalTurn {
       try {
         return await this.call<T>('POST', this.path(verb), { body: { lease: this.lease.token, ...body } });
       } catch (err) {
-        const moving = err instanceof SteerlineClientError && err.code === 'unavailable' && typeof err.details.retryAfterSeconds === 'number';
-        if (!moving || Date.now() - since >= this.lease.leaseMs || this.end) throw err;
-        await sleep(RETRY_MS);
+        const retryAfter = err instanceof SteerlineClientError && ['unavailable', 'rate_limited'].includes(err.code) ? err.details.retryAfterSeconds : undefined;
+        if (typeof retryAfter !== 'number' || Date.now() - since >= this.lease.leaseMs || this.end) throw err;
+        await sleep((err as SteerlineClientError).code === 'rate_limited' ? retryAfter * 1000 : RETRY_MS);
       }
     }
   }
