@@ -3,6 +3,7 @@
 // @steerline/contracts, which needs none of this.
 export * from './nats';
 export * from './nats-auth';
+export * from './nest-envelope';
 export * from './safe-send';
 export * from './process-guard';
 export * from './tool-service';
