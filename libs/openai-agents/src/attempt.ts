@@ -50,7 +50,7 @@ export class Attempt implements AnswerSink {
     if (toolCall.type === 'function_call' && !this.reported.isDenied(toolCall.callId)) this.results.push({ toolCallId: toolCall.callId, ok: true, output: result });
   };
 
-  async answer(response: { usage?: { inputTokens: number; outputTokens: number }; output: ModelResponse['output'] }): Promise<void> {
+  async answer(response: Pick<ModelResponse, 'usage' | 'output'>): Promise<void> {
     const toolCalls = response.output.flatMap((item) => (item.type === 'function_call' ? [{ id: item.callId, name: item.name, args: parseArgs(item.arguments) }] : []));
     const text = response.output.flatMap((item) => (item.type === 'message' && item.role === 'assistant' ? item.content.flatMap((c) => (c.type === 'output_text' ? [c.text] : [])) : [])).join('');
     const usage = response.usage ? { inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens } : undefined;
@@ -63,10 +63,6 @@ export class Attempt implements AnswerSink {
     this.reported.reported();
     // Tool calls answered `end`: the turn ended meanwhile (a cancel); the tools must not run.
     if (this.last.next === 'end' && toolCalls.length > 0) throw new TurnEnded(this.last);
-  }
-
-  delta(text: string): void {
-    this.turn.publishDelta(this.step, text);
   }
 
   /** After the run returned: the input for a continuation (its history, the steers in place and the new ones), or done. */

@@ -2,16 +2,16 @@ import type { Model, ModelProvider, ModelRequest, ModelResponse } from '@openai/
 
 /** What the adapter does with each model answer, before the Agents SDK acts on it (runs its tools). */
 export interface AnswerSink {
-  answer(response: { usage?: { inputTokens: number; outputTokens: number }; output: ModelResponse['output'] }): Promise<void>;
-  delta(text: string): void;
+  answer(response: Pick<ModelResponse, 'usage' | 'output'>): Promise<void>;
 }
 
 /**
  * The model, unchanged, but every answer is reported to Steerline before the
  * runner sees it: Steerline then holds the step's tool calls before any of them
  * runs (a call that waits for approval must be known first). The Agents SDK has
- * no run hook between a model answer and its tools. Everything but the two calls
+ * no run hook between a model answer and its tools. Everything but `getResponse`
  * goes to the model itself (a Proxy, so private fields and `instanceof` still work).
+ * `turn.run` runs the SDK without `stream: true`, so only `getResponse` is called.
  */
 export function reportingModel(model: Model, sink: AnswerSink): Model {
   const getResponse = async (request: ModelRequest): Promise<ModelResponse> => {
@@ -19,17 +19,9 @@ export function reportingModel(model: Model, sink: AnswerSink): Model {
     await sink.answer(response);
     return response;
   };
-  async function* getStreamedResponse(request: ModelRequest) {
-    for await (const event of model.getStreamedResponse(request)) {
-      if (event.type === 'output_text_delta') sink.delta(event.delta);
-      if (event.type === 'response_done') await sink.answer({ usage: event.response.usage, output: event.response.output as ModelResponse['output'] });
-      yield event;
-    }
-  }
   return new Proxy(model, {
     get(target, prop) {
       if (prop === 'getResponse') return getResponse;
-      if (prop === 'getStreamedResponse') return getStreamedResponse;
       const value = Reflect.get(target, prop, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
