@@ -15,12 +15,14 @@ const swc = [
 const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.(t|j|mj)s$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@nats-io|file-type|load-esm)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@nats-io|file-type|load-esm|ai|@ai-sdk|@workflow|zod)/)'],
   moduleNameMapper: {
     '^@steerline/contracts$': '<rootDir>/libs/contracts/src/index.ts',
     '^@steerline/runtime$': '<rootDir>/libs/runtime/src/index.ts',
     '^@steerline/runtime/nest$': '<rootDir>/libs/runtime/src/nest/index.ts',
     '^@steerline/client$': '<rootDir>/libs/client/src/index.ts',
+    '^@steerline/ai-sdk$': '<rootDir>/libs/ai-sdk/src/index.ts',
+    '^@steerline/openai-agents$': '<rootDir>/libs/openai-agents/src/index.ts',
   },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
 };

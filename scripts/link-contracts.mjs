@@ -12,8 +12,9 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 
-// Each alias of tsconfig.json's `paths`: the contracts, the runtime over NATS, and the typed client (used by scripts/demo.ts).
-for (const name of ['contracts', 'runtime', 'client']) link(name);
+// Each alias of tsconfig.json's `paths`: the contracts, the runtime over NATS, the typed client (used by scripts/demo.ts)
+// and the framework adapters (used by examples/ai-sdk-agent and examples/openai-agents).
+for (const name of ['contracts', 'runtime', 'client', 'ai-sdk', 'openai-agents']) link(name);
 
 function link(name) {
   const library = path.join(dist, 'libs', name, 'src', 'index.js');

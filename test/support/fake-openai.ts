@@ -14,6 +14,8 @@ export type FakeAnswer =
       chunkDelayMs?: number;
       /** Streamed answers only: after this many chunks the stream goes silent, its connection left open. */
       stallAfter?: number;
+      /** Answers only once this settles: a test holds the model call open until it has done what it must first. */
+      until?: Promise<unknown>;
     }
   /** An HTTP error status with an OpenAI-style error body. */
   | { status: number; message?: string; delayMs?: number; headers?: Record<string, string> }
@@ -78,6 +80,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
 async function reply(res: ServerResponse, answer: FakeAnswer, model: string): Promise<void> {
   if ('hang' in answer) return;
   if ('delayMs' in answer && answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
+  if ('until' in answer) await answer.until;
   if (res.destroyed) return;
   if ('raw' in answer) return send(res, 200, answer.raw);
   if ('status' in answer) return send(res, answer.status, { error: { message: answer.message ?? `fake error ${answer.status}`, type: 'server_error' } }, answer.headers);
@@ -106,6 +109,7 @@ async function reply(res: ServerResponse, answer: FakeAnswer, model: string): Pr
 async function streamReply(res: ServerResponse, answer: FakeAnswer, model: string): Promise<void> {
   if ('hang' in answer) return;
   if ('delayMs' in answer && answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
+  if ('until' in answer) await answer.until;
   if (res.destroyed) return;
   if ('status' in answer) return send(res, answer.status, { error: { message: answer.message ?? `fake error ${answer.status}`, type: 'server_error' } }, answer.headers);
   const base = { id: `chatcmpl-${Date.now()}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model };
