@@ -5,7 +5,7 @@
  * persistence processes on a fresh prefix and database, removes them after,
  * prints a table and writes it to docs/performance.md.
  */
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { subjects } from '@steerline/contracts';
 import { connectNats } from '@steerline/runtime';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
+import { floorRows, measureSteerAccept } from './accept';
 import { measureBigReads } from './big-read';
 import { gatewayIdleOnly, idleGatewayRows, measureIdleGateway } from './gateway-idle';
 import { measureRateLimit, rateLimitRows } from './rate-limit';
@@ -25,7 +26,7 @@ import { deleteStreams, spawnApp, tearDown } from './processes';
 import { measureRaw, startFloors } from './raw';
 import { renderReport, type Row } from './report';
 import { median } from './stats';
-import { floorRows, measureBoundary, measureProjectionLag, measureSteerAccept } from './steerline';
+import { measureBoundary, measureProjectionLag } from './steerline';
 import { measureWatchers } from './watchers';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -48,21 +49,27 @@ async function main(): Promise<void> {
   const env = { NATS_URL, STEERLINE_PREFIX: prefix, DATABASE_URL: databaseUrl, PORT: '0', STEERLINE_RATE_LIMIT: '0' };
   const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
   const nc = await connectNats(NATS_URL, 'bench');
-  const children = [];
+  const children: ChildProcess[] = [];
   try {
     log(`prefix ${prefix}; starting persistence, engine, gateway`);
-    children.push((await spawnApp('persistence', env)).child);
-    children.push((await spawnApp('engine', env)).child);
+    const persistence = await spawnApp('persistence', env);
+    const engine = await spawnApp('engine', env);
     const gateway = await spawnApp('gateway', env);
-    children.push(gateway.child);
+    children.push(persistence.child, engine.child, gateway.child);
     const gatewayUrl = String(gateway.ready.url);
 
     log('raw baselines');
-    const raw = await measureRaw({ gatewayUrl, natsUrl: NATS_URL, prefix, databaseUrl });
-    log('steer accept, interleaved with its floors');
+    const raw = await measureRaw({ natsUrl: NATS_URL, prefix, databaseUrl });
+    log('steer accept, interleaved with its floors, from the load client');
     const floors = await startFloors({ natsUrl: NATS_URL, prefix, nc });
-    const accept = await measureSteerAccept(gatewayUrl, floors).finally(() => floors.close());
-    if (acceptOnly) return console.log(renderReport(floorRows(raw, accept), machine()).table);
+    const pids = { gateway: gateway.child.pid!, engine: engine.child.pid!, persistence: persistence.child.pid! };
+    const accept = await measureSteerAccept({ gatewayUrl, floors, pids, natsUrl: NATS_URL, nc, prefix, pgServer: PG_SERVER, database }).finally(() => floors.close());
+    const batchUs = (rounds: { projectorEventsPerSecond: number }[]) => 1e6 / median(rounds.map((r) => r.projectorEventsPerSecond));
+    if (acceptOnly) {
+      // The read side's live cost is held against a short run of the projector's batch path.
+      const rounds = await benchProjector({ databaseUrl, events: 5_000, warmupEvents: 5_000 });
+      return console.log(renderReport(floorRows(raw, accept, batchUs(rounds)), machine()).table);
+    }
     log('boundary overhead');
     const boundary = await measureBoundary({ natsUrl: NATS_URL, prefix, nc });
     log('projection lag');
@@ -70,6 +77,7 @@ async function main(): Promise<void> {
     log('projector throughput');
     const rounds = await benchProjector({ databaseUrl, events: 20_000 });
     const projector = {
+      batchUsPerEvent: batchUs(rounds),
       projectorEventsPerSecond: median(rounds.map((r) => r.projectorEventsPerSecond)),
       rawInsertRowsPerSecond: median(rounds.map((r) => r.rawInsertRowsPerSecond)),
     };
@@ -88,7 +96,7 @@ async function main(): Promise<void> {
     ];
 
     const rows: Row[] = [
-      ...floorRows(raw, accept),
+      ...floorRows(raw, accept, projector.batchUsPerEvent),
       ...[0, 1, 5].map((k): Row => ({ group: 'steerline', name: `boundary overhead, ${k} steer(s) queued, median`, value: boundary[k], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack' })),
       // What delivering a batch of steers adds to a boundary, in time; its acks are counted (boundaryAckRows), where the target is checked.
       ...[1, 5].map((k): Row => ({ group: 'steerline', name: `added by delivering ${k} steer(s) (${k} queued − 0 queued)`, value: boundary[k] - boundary[0], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack' })),
