@@ -17,6 +17,8 @@ export interface AcceptContext {
   floors: FloorServers;
   /** The bench's own app processes. */
   pids: { gateway: number; engine: number; persistence: number };
+  /** The persistence process's metrics endpoint (its batch sizes are read from it). */
+  persistenceMetrics?: string;
   natsUrl: string;
   nc: NatsConnection;
   prefix: string;
@@ -52,7 +54,13 @@ export async function measureSteerAccept(ctx: AcceptContext) {
       }
       throw new Error('the projector did not catch up within 60 s');
     };
-    const appended = async () => (await jsm.streams.info(s.stream)).state.messages;
+    // Events appended, and the projector's committed batches and the messages in them.
+    const counters = async () => {
+      const events = (await jsm.streams.info(s.stream)).state.messages;
+      const text = ctx.persistenceMetrics ? await (await fetch(ctx.persistenceMetrics)).text() : '';
+      const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+      return { events, batches: metric('steerline_projection_batch_size_count'), batched: metric('steerline_projection_batch_size_sum') };
+    };
 
     // One client steering 40 running turns in turn. The first 1 500 steers warm the processes up (the
     // gateway's median is still falling after 1 000, as its code is optimised), and as many requests
@@ -68,6 +76,7 @@ export async function measureSteerAccept(ctx: AcceptContext) {
     const sequential = await interleavedLoad(client, sequentialWays, 5, 1, 200);
 
     const turns = await pool(Array.from({ length: 64 }, () => () => idleTurn(api)), 16);
+    process.stderr.write('bench: steer accept with 64 clients\n');
     const concurrent = await interleavedLoad(
       client,
       {
@@ -76,7 +85,7 @@ export async function measureSteerAccept(ctx: AcceptContext) {
           spec: steers(turns),
           processes: { front: one(ctx.pids.gateway), responder: one(ctx.pids.engine), nats: one(nats), persistence: one(ctx.pids.persistence), postgres: backends },
           settle: caughtUp,
-          count: appended,
+          count: counters,
         },
       },
       3,
@@ -119,7 +128,8 @@ export function floorRows(raw: RawBaselines, accept: Accept, batchUsPerEvent?: n
   const servers = ['front', 'responder', 'nats', 'persistence', 'postgres'];
   const pipeTotal = sum(pipe64.cpuPer1000, servers);
   const steerTotal = sum(steer64.cpuPer1000, servers);
-  const readSideUs = ((steer64.cpuPer1000.persistence + steer64.cpuPer1000.postgres) * steer64.requests) / Math.max(1, steer64.counted);
+  const { events, batches, batched } = steer64.counted;
+  const readSideUs = ((steer64.cpuPer1000.persistence + steer64.cpuPer1000.postgres) * steer64.requests) / Math.max(1, events);
   const nats = accept.natsFound ? '' : ' (nats-server not found: n/a)';
   const cpuRow = (label: string, key: string, floorKey?: string, floorName?: string): Row => ({
     group: 'steerline',
@@ -165,7 +175,8 @@ export function floorRows(raw: RawBaselines, accept: Accept, batchUsPerEvent?: n
     cpuRow('PostgreSQL (the backends of the bench’s database)', 'postgres'),
     { group: 'steerline', name: 'CPU per 1 000 steers, 64 clients: total of the servers', value: steerTotal, unit: 'ms', floor: pipeTotal, floorName: `${name}'s total`, target: ratioIs('≤', 2) },
     { group: 'steerline', name: 'CPU per 1 000 steers, 64 clients: the load client (not in the total)', value: steer64.cpuPer1000.client, unit: 'ms', floor: pipe64.cpuPer1000.client, floorName: 'same, pipeline' },
-    { group: 'steerline', name: `events appended per steer (64 clients)`, value: steer64.counted / steer64.requests, unit: 'events' },
+    { group: 'steerline', name: `events appended per steer (64 clients)`, value: events / steer64.requests, unit: 'events' },
+    { group: 'steerline', name: 'projector batch under live load (64 clients): log messages per committed batch, mean', value: batched / batches, unit: 'msgs' },
     {
       group: 'steerline',
       name: 'read side under live load (64 clients): persistence + PostgreSQL CPU per event appended',

@@ -64,8 +64,8 @@ export interface Way {
   processes?: Processes;
   /** Awaited after each block before the CPU is read again: work the block left behind (e.g. the read side catching up). */
   settle?: () => Promise<void>;
-  /** Counted before and after each block, e.g. events appended: `counted` is the total over the blocks. */
-  count?: () => Promise<number>;
+  /** Counters read before each block and after it settled (e.g. events appended): `counted` holds their growth over the blocks. */
+  count?: () => Promise<Record<string, number>>;
 }
 
 export interface Phase {
@@ -77,7 +77,7 @@ export interface Phase {
   clientCores: number;
   /** CPU ms per 1 000 requests of each process of `processes`, and `client`. */
   cpuPer1000: Record<string, number>;
-  counted: number;
+  counted: Record<string, number>;
 }
 
 /**
@@ -85,7 +85,7 @@ export interface Phase {
  * requests in a row, so drift in the machine's load hits them alike.
  */
 export async function interleavedLoad(client: LoadClient, ways: Record<string, Way>, rounds: number, clients: number, each: number): Promise<Record<string, Phase>> {
-  const acc = Object.fromEntries(Object.keys(ways).map((k) => [k, { latencies: [] as number[], ms: 0, clientMs: 0, cpu: {} as Record<string, number>, counted: 0 }]));
+  const acc = Object.fromEntries(Object.keys(ways).map((k) => [k, { latencies: [] as number[], ms: 0, clientMs: 0, cpu: {} as Record<string, number>, counted: {} as Record<string, number> }]));
   for (let r = 0; r < rounds; r++) {
     for (const [name, way] of Object.entries(ways)) {
       const a = acc[name];
@@ -94,7 +94,7 @@ export async function interleavedLoad(client: LoadClient, ways: Record<string, W
       const result = await client.run({ ...way.spec, clients, each });
       await way.settle?.();
       const after = await readAll(way.processes ?? {});
-      if (way.count) a.counted += (await way.count()) - countBefore!;
+      if (way.count) for (const [c, n] of Object.entries(await way.count())) a.counted[c] = (a.counted[c] ?? 0) + n - (countBefore![c] ?? 0);
       for (const p of Object.keys(after)) a.cpu[p] = (a.cpu[p] ?? 0) + spent(before[p], after[p]);
       a.latencies.push(...result.latencies);
       a.ms += result.ms;

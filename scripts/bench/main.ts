@@ -63,7 +63,8 @@ async function main(): Promise<void> {
     log('steer accept, interleaved with its floors, from the load client');
     const floors = await startFloors({ natsUrl: NATS_URL, prefix, nc });
     const pids = { gateway: gateway.child.pid!, engine: engine.child.pid!, persistence: persistence.child.pid! };
-    const accept = await measureSteerAccept({ gatewayUrl, floors, pids, natsUrl: NATS_URL, nc, prefix, pgServer: PG_SERVER, database }).finally(() => floors.close());
+    const persistenceMetrics = typeof persistence.ready.metrics === 'string' ? persistence.ready.metrics : undefined;
+    const accept = await measureSteerAccept({ gatewayUrl, floors, pids, persistenceMetrics, natsUrl: NATS_URL, nc, prefix, pgServer: PG_SERVER, database }).finally(() => floors.close());
     const batchUs = (rounds: { projectorEventsPerSecond: number }[]) => 1e6 / median(rounds.map((r) => r.projectorEventsPerSecond));
     if (acceptOnly) {
       // The read side's live cost is held against a short run of the projector's batch path.
