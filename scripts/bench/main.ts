@@ -14,7 +14,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { subjects } from '@steerline/contracts';
 import { connectNats } from '@steerline/runtime';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
-import { floorRows, measureSteerAccept } from './accept';
+import { floorRows, measureBatchPath, measureSteerAccept } from './accept';
 import { measureBigReads } from './big-read';
 import { gatewayIdleOnly, idleGatewayRows, measureIdleGateway } from './gateway-idle';
 import { measureRateLimit, rateLimitRows } from './rate-limit';
@@ -40,6 +40,7 @@ const machine = () => `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(tota
 async function main(): Promise<void> {
   // BENCH_ONLY=watchers: only the event-stream figures, in a block of their own.
   if (process.env.BENCH_ONLY === 'watchers') return watchersOnly();
+  if (process.env.BENCH_ONLY === 'scale') return scaleOnly();
   if (process.env.BENCH_ONLY === 'gateway-idle') return gatewayIdleOnly({ natsUrl: NATS_URL, pgServer: PG_SERVER, machine: machine() });
   // BENCH_ONLY=accept: only the floors and steer accept, printed (docs/performance.md untouched).
   const acceptOnly = process.env.BENCH_ONLY === 'accept';
@@ -65,12 +66,8 @@ async function main(): Promise<void> {
     const pids = { gateway: gateway.child.pid!, engine: engine.child.pid!, persistence: persistence.child.pid! };
     const persistenceMetrics = typeof persistence.ready.metrics === 'string' ? persistence.ready.metrics : undefined;
     const accept = await measureSteerAccept({ gatewayUrl, floors, pids, persistenceMetrics, natsUrl: NATS_URL, nc, prefix, pgServer: PG_SERVER, database }).finally(() => floors.close());
-    const batchUs = (rounds: { projectorEventsPerSecond: number }[]) => 1e6 / median(rounds.map((r) => r.projectorEventsPerSecond));
-    if (acceptOnly) {
-      // The read side's live cost is held against a short run of the projector's batch path.
-      const rounds = await benchProjector({ databaseUrl, events: 5_000, warmupEvents: 5_000 });
-      return console.log(renderReport(floorRows(raw, accept, batchUs(rounds)), machine()).table);
-    }
+    // The read side's live cost is held against the projector's batch path (a short run of it here).
+    if (acceptOnly) return console.log(renderReport(floorRows(raw, accept, await measureBatchPath(databaseUrl, accept)), machine()).table);
     log('boundary overhead');
     const boundary = await measureBoundary({ natsUrl: NATS_URL, prefix, nc });
     log('projection lag');
@@ -78,10 +75,10 @@ async function main(): Promise<void> {
     log('projector throughput');
     const rounds = await benchProjector({ databaseUrl, events: 20_000 });
     const projector = {
-      batchUsPerEvent: batchUs(rounds),
       projectorEventsPerSecond: median(rounds.map((r) => r.projectorEventsPerSecond)),
       rawInsertRowsPerSecond: median(rounds.map((r) => r.rawInsertRowsPerSecond)),
     };
+    const batchPath = await measureBatchPath(databaseUrl, accept, 1e6 / projector.projectorEventsPerSecond);
     log('partitioned projection');
     const partitioned = await measurePartitions({ natsUrl: NATS_URL, pgServer: PG_SERVER, nc, log });
     log('rebuild');
@@ -97,7 +94,7 @@ async function main(): Promise<void> {
     ];
 
     const rows: Row[] = [
-      ...floorRows(raw, accept, projector.batchUsPerEvent),
+      ...floorRows(raw, accept, batchPath),
       ...[0, 1, 5].map((k): Row => ({ group: 'steerline', name: `boundary overhead, ${k} steer(s) queued, median`, value: boundary[k], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack' })),
       // What delivering a batch of steers adds to a boundary, in time; its acks are counted (boundaryAckRows), where the target is checked.
       ...[1, 5].map((k): Row => ({ group: 'steerline', name: `added by delivering ${k} steer(s) (${k} queued − 0 queued)`, value: boundary[k] - boundary[0], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack' })),
@@ -125,6 +122,22 @@ async function main(): Promise<void> {
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
   } finally {
     await tearDown({ children, nc, prefix, pgServer: PG_SERVER, database });
+    await nc.close();
+  }
+}
+
+/** BENCH_ONLY=scale: only the curve (engine and gateway at BENCH_IDLE_TURNS, BENCH_SLEEPING_TURNS), printed; docs/performance.md untouched. */
+async function scaleOnly(): Promise<void> {
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const nc = await connectNats(NATS_URL, 'bench');
+  try {
+    const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
+    const scale = [
+      ...(await measureEngineScale({ natsUrl: NATS_URL, prefix, nc, sizes: IDLE_TURNS, waiting: 'approval', log })),
+      ...(SLEEPING_TURNS.some(Boolean) ? await measureEngineScale({ natsUrl: NATS_URL, prefix, nc, sizes: SLEEPING_TURNS, waiting: 'sleep', log }) : []),
+    ];
+    console.log(renderReport(engineScaleRows(scale, await subscriptionBytes(nc, prefix)), machine()).table);
+  } finally {
     await nc.close();
   }
 }
