@@ -15,7 +15,7 @@ import { subjects } from '@steerline/contracts';
 import { connectNats } from '@steerline/runtime';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
 import { floorRows, measureBatchPath, measureSteerAccept } from './accept';
-import { measureBigReads } from './big-read';
+import { bigReadRows, measureBigReads } from './big-read';
 import { gatewayIdleOnly, idleGatewayRows, measureIdleGateway } from './gateway-idle';
 import { measureRateLimit, rateLimitRows } from './rate-limit';
 import { capacityRows } from './capacity';
@@ -44,6 +44,8 @@ async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'gateway-idle') return gatewayIdleOnly({ natsUrl: NATS_URL, pgServer: PG_SERVER, machine: machine() });
   // BENCH_ONLY=accept: only the floors and steer accept, printed (docs/performance.md untouched).
   const acceptOnly = process.env.BENCH_ONLY === 'accept';
+  // BENCH_ONLY=reads: only the big conversation reads, printed; BENCH_BASELINE_DIST=<another build's dist> reads from its gateway too, in alternation.
+  const readsOnly = process.env.BENCH_ONLY === 'reads';
   const prefix = `bench${randomBytes(4).toString('hex')}`;
   const database = `steerline_${prefix}`;
   const databaseUrl = `${PG_SERVER}/${database}`;
@@ -59,6 +61,12 @@ async function main(): Promise<void> {
     children.push(persistence.child, engine.child, gateway.child);
     const gatewayUrl = String(gateway.ready.url);
 
+    if (readsOnly) {
+      const baseline = process.env.BENCH_BASELINE_DIST ? await spawnApp('gateway', env, join(process.env.BENCH_BASELINE_DIST, 'apps/gateway/src/main.js')) : undefined;
+      if (baseline) children.push(baseline.child);
+      const reads = await measureBigReads({ gatewayUrl, baselineUrl: baseline && String(baseline.ready.url), nc, prefix, databaseUrl, sizes: [1000, 10_000] });
+      return console.log(renderReport(bigReadRows(reads), machine()).table);
+    }
     log('raw baselines');
     const raw = await measureRaw({ natsUrl: NATS_URL, prefix, databaseUrl });
     log('steer accept, interleaved with its floors, from the load client');
@@ -104,8 +112,7 @@ async function main(): Promise<void> {
       { group: 'steerline', name: 'end-to-end lag, p99', value: lag.p99, unit: 'ms' },
       { group: 'steerline', name: `rebuild (${rebuild.events} events: replay and switch)`, value: rebuild.eventsPerSecond, unit: 'events/s', floor: projector.rawInsertRowsPerSecond, floorName: 'raw batched INSERT' },
       { group: 'steerline', name: 'rebuild, the whole command with its start-up', value: rebuild.wallEventsPerSecond, unit: 'events/s' },
-      ...reads.map((r): Row => ({ group: 'steerline', name: `read a ${r.messages}-message conversation (GET, ${(r.bytes / 1e6).toFixed(1)} MB body), median`, value: r.readMs, unit: 'ms', floor: r.selectMs, floorName: 'SELECT of its message rows' })),
-      ...reads.map((r): Row => ({ group: 'steerline', name: `per-message cost of that read (${r.messages} messages)`, value: (r.readMs * 1000) / r.messages, unit: 'µs/msg', floor: (r.selectMs * 1000) / r.messages, floorName: 'same, SELECT' })),
+      ...bigReadRows(reads),
       ...boundaryAckRows(boundaryAcks),
       ...engineScaleRows(scale, await subscriptionBytes(nc, prefix)),
     ];
