@@ -3,14 +3,18 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { subjects } from '@steerline/contracts';
 import { request } from '@steerline/runtime';
+import type { Row } from './report';
 import { appendAll, bigConversation } from './big-conversation';
+import { startLoadClient } from './load';
 import { median } from './stats';
 
 export interface BigReadResult {
   messages: number;
   bytes: number;
-  /** Median of full GET /v1/conversations/:cid reads, body received and parsed. */
+  /** Median of full GET /v1/conversations/:cid reads by the load client, the whole body received. */
   readMs: number;
+  /** The same from a second gateway (`baselineUrl`, e.g. another build's), read in alternation with the first. */
+  baselineMs?: number;
   /** The floor: the same messages SELECTed straight from the read model's table. */
   selectMs: number;
 }
@@ -22,27 +26,30 @@ const ROUNDS = 5;
  * gateway (~10 MB at 10 000 messages), next to reading its message rows from PostgreSQL directly. The
  * conversations are built from hand-made events and projected as usual.
  */
-export async function measureBigReads(opts: { gatewayUrl: string; nc: NatsConnection; prefix: string; databaseUrl: string; sizes: number[] }): Promise<BigReadResult[]> {
+export async function measureBigReads(opts: { gatewayUrl: string; baselineUrl?: string; nc: NatsConnection; prefix: string; databaseUrl: string; sizes: number[] }): Promise<BigReadResult[]> {
   const s = subjects(opts.prefix);
   const pg = new Client({ connectionString: opts.databaseUrl });
   await pg.connect();
+  const client = await startLoadClient();
   try {
     const out: BigReadResult[] = [];
     for (const size of opts.sizes) {
       const big = bigConversation({ messages: size, outputBytes: 2000, turns: 5 });
       const seq = await appendAll(jetstream(opts.nc), s, big.events);
       await waitForCheckpoint(opts.nc, s.queryHealth, seq);
-      const url = `${opts.gatewayUrl}/v1/conversations/${big.conversationId}`;
+      const path = `/v1/conversations/${big.conversationId}`;
+      const gateways = [opts.gatewayUrl, ...(opts.baselineUrl ? [opts.baselineUrl] : [])];
       let bytes = 0;
-      const reads: number[] = [];
-      for (let i = 0; i < ROUNDS + 1; i++) {
-        const t0 = performance.now();
-        const text = await (await fetch(url)).text();
+      // Each gateway's first read is checked whole (and warms caches and code paths); it is not counted.
+      for (const gateway of gateways) {
+        const text = await (await fetch(`${gateway}${path}`)).text();
         const view = JSON.parse(text) as { messages: unknown[] };
         if (view.messages.length !== big.messages) throw new Error(`read ${view.messages.length} of ${big.messages} messages`);
-        // The first read warms caches and code paths; it is not counted.
-        if (i > 0) reads.push(performance.now() - t0);
         bytes = Buffer.byteLength(text);
+      }
+      const reads: number[][] = gateways.map(() => []);
+      for (let i = 0; i < ROUNDS; i++) {
+        for (const [g, gateway] of gateways.entries()) reads[g].push(...(await client.run({ method: 'GET', urls: [`${gateway}${path}`], clients: 1, each: 1 })).latencies);
       }
       const schema = (await pg.query(`SELECT g.schema_name FROM public.projection_active a JOIN public.projection_generations g ON g.id = a.generation`)).rows[0].schema_name as string;
       const selects: number[] = [];
@@ -51,12 +58,32 @@ export async function measureBigReads(opts: { gatewayUrl: string; nc: NatsConnec
         await pg.query(`SELECT * FROM "${schema}".messages WHERE conversation_id = $1 ORDER BY ordinal`, [big.conversationId]);
         if (i > 0) selects.push(performance.now() - t0);
       }
-      out.push({ messages: big.messages, bytes, readMs: median(reads), selectMs: median(selects) });
+      out.push({ messages: big.messages, bytes, readMs: median(reads[0]), ...(reads[1] ? { baselineMs: median(reads[1]) } : {}), selectMs: median(selects) });
     }
     return out;
   } finally {
+    await client.close();
     await pg.end();
   }
+}
+
+/** The rows of `measureBigReads`' figures; a 10 000-message read is held to ≤ 5× the SELECT of its rows. */
+export function bigReadRows(reads: BigReadResult[]): Row[] {
+  return [
+    ...reads.map((r): Row => ({
+      group: 'steerline',
+      name: `read a ${r.messages}-message conversation (GET, ${(r.bytes / 1e6).toFixed(1)} MB body), median`,
+      value: r.readMs,
+      unit: 'ms',
+      floor: r.selectMs,
+      floorName: 'SELECT of its message rows',
+      ...(r.messages >= 10_000 ? { target: '≤ 5×' } : {}),
+    })),
+    ...reads.map((r): Row => ({ group: 'steerline', name: `per-message cost of that read (${r.messages} messages)`, value: (r.readMs * 1000) / r.messages, unit: 'µs/msg', floor: (r.selectMs * 1000) / r.messages, floorName: 'same, SELECT' })),
+    ...reads.flatMap((r): Row[] =>
+      r.baselineMs === undefined ? [] : [{ group: 'steerline', name: `the same ${r.messages}-message read from the baseline gateway (BENCH_BASELINE_DIST), median`, value: r.baselineMs, unit: 'ms', floor: r.readMs, floorName: 'this build' }],
+    ),
+  ];
 }
 
 async function waitForCheckpoint(nc: NatsConnection, subject: string, seq: number): Promise<void> {

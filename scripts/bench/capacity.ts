@@ -119,13 +119,22 @@ export async function measureEngineThroughput(opts: { natsUrl: string; prefix: s
   }
 }
 
-/** The rows of `npm run bench` (the capacity model in docs/operations.md reads them). */
-export async function capacityRows(opts: Parameters<typeof measureBytesPerEvent>[0]): Promise<Row[]> {
+/**
+ * The rows of `npm run bench` (the capacity model in docs/operations.md reads them). `jsWindowed`:
+ * raw JetStream publishes per second with 64 acks in flight, which the engine's appends are held to (≥ 0.6×).
+ */
+export async function capacityRows(opts: Parameters<typeof measureBytesPerEvent>[0], jsWindowed?: number): Promise<Row[]> {
   const e = await measureEngineThroughput(opts);
   const b = await measureBytesPerEvent(opts);
   return [
     { group: 'steerline', name: `boundaries per second, one engine (${e.turns} turns at once, ${e.steps} instant tool steps each)`, value: e.boundariesPerSecond, unit: 'boundaries/s' },
-    { group: 'steerline', name: 'events appended per second, one engine (same run)', value: e.eventsPerSecond, unit: 'events/s' },
+    {
+      group: 'steerline',
+      name: 'events appended per second, one engine (same run)',
+      value: e.eventsPerSecond,
+      unit: 'events/s',
+      ...(jsWindowed ? { floor: jsWindowed, floorName: 'raw JetStream publishes, 64 in flight', target: '≥ 0.6×' } : {}),
+    },
     { group: 'steerline', name: `events per turn (a tool step, a steer, a second step, an answer; ${b.turns} turns)`, value: b.events / b.turns, unit: 'events' },
     { group: 'steerline', name: `bytes per event in JetStream (stream bytes / messages, ${b.events} events)`, value: b.jetStreamBytesPerEvent, unit: 'B' },
     { group: 'steerline', name: 'bytes per event in PostgreSQL (read-model tables, indexes and TOAST / events)', value: b.postgresBytesPerEvent, unit: 'B' },

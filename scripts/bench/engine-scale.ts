@@ -2,7 +2,9 @@ import { createWriteStream } from 'node:fs';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '@steerline/contracts';
 import { request } from '@steerline/runtime';
+import { startLoadClient } from './load';
 import { deleteStreams, spawnApp, stop } from './processes';
+import { STEER_BODY } from './raw';
 import { ratioIs, type Row } from './report';
 import { cpuMs, median, percentile, pool, rssMiB, timeEach } from './stats';
 
@@ -23,6 +25,8 @@ export interface ScalePoint {
   startsPerSecond: number;
   acceptP50: number;
   acceptP99: number;
+  /** The same steers through a gateway (HTTP, `Prefer: wait=0`, the load client), and the gateway's resident set. */
+  gateway: { acceptP50: number; acceptP99: number; rssMiB: number };
 }
 
 /**
@@ -32,12 +36,19 @@ export interface ScalePoint {
  * an HTTP hop per turn, so 100 000 starts take a minute or two. At each size:
  * the engine's resident set, the CPU its waiting turns cost, and the steer
  * accept latency the engine answers with (a sequential NATS request on a
- * turn's steer subject until its receipt: the engine's share of a steer).
+ * turn's steer subject until its receipt: the engine's share of a steer), and
+ * the same through a gateway process (the load client's HTTP POST, one at a
+ * time), with the gateway's resident set.
  */
 export async function measureEngineScale(opts: { natsUrl: string; prefix: string; nc: NatsConnection; sizes: number[]; waiting: Waiting; log?: (m: string) => void }): Promise<ScalePoint[]> {
   const prefix = `${opts.prefix}${opts.waiting === 'sleep' ? 's' : 'w'}`;
   const s = subjects(prefix);
   const { child } = await spawnApp('engine', { NATS_URL: opts.natsUrl, STEERLINE_PREFIX: prefix });
+  const gateway = await spawnApp('gateway', { NATS_URL: opts.natsUrl, STEERLINE_PREFIX: prefix, PORT: '0', STEERLINE_RATE_LIMIT: '0' }).catch(async (err: unknown) => {
+    await stop(child);
+    throw err;
+  });
+  const client = await startLoadClient();
   const approvals = opts.waiting === 'approval' ? { approvals: { tools: ['sleep'] } } : {};
   // BENCH_ENGINE_LOG=<file>: the engine's log lines, to find out why a figure looks wrong.
   if (process.env.BENCH_ENGINE_LOG) {
@@ -71,10 +82,25 @@ export async function measureEngineScale(opts: { natsUrl: string; prefix: string
       const steer = (i: number) => call(s.turnSteer(targets[i % targets.length]), { tenantId: 'default', text: `steer ${i}` });
       await timeEach(STEER_WARMUP, steer);
       const samples = await timeEach(STEER_SAMPLES, (i) => steer(i + STEER_WARMUP));
-      out.push({ waiting: opts.waiting, turns: turns.length, rssMiB: rss, idleCpuPercent, startSeconds, startsPerSecond: started.length / startSeconds, acceptP50: median(samples), acceptP99: percentile(samples, 99) });
+      const http = { method: 'POST', urls: targets.map((t) => `${gateway.ready.url}/v1/turns/${t}/steers`), headers: { 'content-type': 'application/json', prefer: 'wait=0' }, body: STEER_BODY, clients: 1 } as const;
+      await client.run({ ...http, each: STEER_WARMUP });
+      const viaGateway = (await client.run({ ...http, each: STEER_SAMPLES })).latencies;
+      out.push({
+        waiting: opts.waiting,
+        turns: turns.length,
+        rssMiB: rss,
+        idleCpuPercent,
+        startSeconds,
+        startsPerSecond: started.length / startSeconds,
+        acceptP50: median(samples),
+        acceptP99: percentile(samples, 99),
+        gateway: { acceptP50: median(viaGateway), acceptP99: percentile(viaGateway, 99), rssMiB: rssMiB(gateway.child.pid!) },
+      });
       opts.log?.(`at ${turns.length}: ${JSON.stringify(out[out.length - 1])}`);
     }
   } finally {
+    await client.close();
+    await stop(gateway.child);
     await stop(child);
     await deleteStreams(opts.nc, prefix);
   }
@@ -105,6 +131,16 @@ export function engineScaleRows(points: ScalePoint[], subscriptionBytes: number)
       ...(p === base ? {} : { floor: base.acceptP50, floorName: `p50 with ${base.turns}`, target: ratioIs('≤', 1.5, 'no growth (≤ 1.5×)') }),
     },
     { group: 'steerline', name: `steer accept at the engine with ${p.turns} live turns (${p.waiting}), p99`, value: p.acceptP99, unit: 'ms' },
+    {
+      group: 'steerline',
+      name: `steer accept through the gateway (HTTP, 1 client) with ${p.turns} live turns (${p.waiting}), p50`,
+      value: p.gateway.acceptP50,
+      unit: 'ms',
+      ...(p === base ? {} : { floor: base.gateway.acceptP50, floorName: `p50 with ${base.turns}`, target: ratioIs('≤', 1.5, 'no growth (≤ 1.5×)') }),
+    },
+    { group: 'steerline', name: `steer accept through the gateway with ${p.turns} live turns (${p.waiting}), p99`, value: p.gateway.acceptP99, unit: 'ms' },
+    { group: 'memory', name: `gateway RSS with ${p.turns} live turns (${p.waiting})`, value: p.gateway.rssMiB, unit: 'MiB' },
+    ...(p === base ? [] : [{ group: 'memory', name: `engine memory per live turn, ${base.turns} → ${p.turns} (${p.waiting})`, value: ((p.rssMiB - base.rssMiB) * 1024) / (p.turns - base.turns), unit: 'KiB' } satisfies Row]),
     { group: 'memory', name: `engine CPU while ${p.turns} turns wait (${p.waiting}; % of one core)`, value: p.idleCpuPercent, unit: '%' },
     { group: 'memory', name: `turn starts per second over NATS, to ${p.turns} (${p.waiting}; ${p.startSeconds.toFixed(0)} s)`, value: p.startsPerSecond, unit: 'turns/s' },
     ];

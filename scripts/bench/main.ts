@@ -5,7 +5,7 @@
  * persistence processes on a fresh prefix and database, removes them after,
  * prints a table and writes it to docs/performance.md.
  */
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,8 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { subjects } from '@steerline/contracts';
 import { connectNats } from '@steerline/runtime';
 import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
-import { measureBigReads } from './big-read';
+import { floorRows, measureBatchPath, measureSteerAccept } from './accept';
+import { bigReadRows, measureBigReads } from './big-read';
 import { gatewayIdleOnly, idleGatewayRows, measureIdleGateway } from './gateway-idle';
 import { measureRateLimit, rateLimitRows } from './rate-limit';
 import { capacityRows } from './capacity';
@@ -26,7 +27,7 @@ import { deleteStreams, spawnApp, tearDown } from './processes';
 import { measureRaw, startFloors } from './raw';
 import { renderReport, type Row } from './report';
 import { median } from './stats';
-import { floorRows, measureBoundary, measureProjectionLag, measureSteerAccept } from './steerline';
+import { measureBoundary, measureProjectionLag } from './steerline';
 import { measureWatchers } from './watchers';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -40,22 +41,25 @@ const machine = () => `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(tota
 async function main(): Promise<void> {
   // BENCH_ONLY=watchers: only the event-stream figures, in a block of their own.
   if (process.env.BENCH_ONLY === 'watchers') return watchersOnly();
+  if (process.env.BENCH_ONLY === 'scale') return scaleOnly();
   if (process.env.BENCH_ONLY === 'gateway-idle') return gatewayIdleOnly({ natsUrl: NATS_URL, pgServer: PG_SERVER, machine: machine() });
   // BENCH_ONLY=accept: only the floors and steer accept, printed (docs/performance.md untouched).
   const acceptOnly = process.env.BENCH_ONLY === 'accept';
+  // BENCH_ONLY=reads: only the big conversation reads, printed; BENCH_BASELINE_DIST=<another build's dist> reads from its gateway too, in alternation.
+  const readsOnly = process.env.BENCH_ONLY === 'reads';
   const prefix = `bench${randomBytes(4).toString('hex')}`;
   const database = `steerline_${prefix}`;
   const databaseUrl = `${PG_SERVER}/${database}`;
   const env = { NATS_URL, STEERLINE_PREFIX: prefix, DATABASE_URL: databaseUrl, PORT: '0', STEERLINE_RATE_LIMIT: '0' };
   const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
   const nc = await connectNats(NATS_URL, 'bench');
-  const children = [];
+  const children: ChildProcess[] = [];
   try {
     log(`prefix ${prefix}; starting persistence, engine, gateway`);
-    children.push((await spawnApp('persistence', env)).child);
-    children.push((await spawnApp('engine', env)).child);
+    const persistence = await spawnApp('persistence', env);
+    const engine = await spawnApp('engine', env);
     const gateway = await spawnApp('gateway', env);
-    children.push(gateway.child);
+    children.push(persistence.child, engine.child, gateway.child);
     const gatewayUrl = String(gateway.ready.url);
 
     // BENCH_ONLY=external: only what an external turn adds at a boundary, printed (docs/performance.md untouched).
@@ -63,12 +67,21 @@ async function main(): Promise<void> {
       log('external turns: the boundary and a cancel');
       return console.log(renderReport(externalBoundaryRows(await measureExternalBoundary({ gatewayUrl, natsUrl: NATS_URL, prefix, nc })), machine()).table);
     }
+    if (readsOnly) {
+      const baseline = process.env.BENCH_BASELINE_DIST ? await spawnApp('gateway', env, join(process.env.BENCH_BASELINE_DIST, 'apps/gateway/src/main.js')) : undefined;
+      if (baseline) children.push(baseline.child);
+      const reads = await measureBigReads({ gatewayUrl, baselineUrl: baseline && String(baseline.ready.url), nc, prefix, databaseUrl, sizes: [1000, 10_000] });
+      return console.log(renderReport(bigReadRows(reads), machine()).table);
+    }
     log('raw baselines');
-    const raw = await measureRaw({ gatewayUrl, natsUrl: NATS_URL, prefix, databaseUrl });
-    log('steer accept, interleaved with its floors');
+    const raw = await measureRaw({ natsUrl: NATS_URL, prefix, databaseUrl });
+    log('steer accept, interleaved with its floors, from the load client');
     const floors = await startFloors({ natsUrl: NATS_URL, prefix, nc });
-    const accept = await measureSteerAccept(gatewayUrl, floors).finally(() => floors.close());
-    if (acceptOnly) return console.log(renderReport(floorRows(raw, accept), machine()).table);
+    const pids = { gateway: gateway.child.pid!, engine: engine.child.pid!, persistence: persistence.child.pid! };
+    const persistenceMetrics = typeof persistence.ready.metrics === 'string' ? persistence.ready.metrics : undefined;
+    const accept = await measureSteerAccept({ gatewayUrl, floors, pids, persistenceMetrics, natsUrl: NATS_URL, nc, prefix, pgServer: PG_SERVER, database }).finally(() => floors.close());
+    // The read side's live cost is held against the projector's batch path (a short run of it here).
+    if (acceptOnly) return console.log(renderReport(floorRows(raw, accept, await measureBatchPath(databaseUrl, accept)), machine()).table);
     log('boundary overhead');
     const boundary = await measureBoundary({ natsUrl: NATS_URL, prefix, nc });
     log('projection lag');
@@ -79,6 +92,7 @@ async function main(): Promise<void> {
       projectorEventsPerSecond: median(rounds.map((r) => r.projectorEventsPerSecond)),
       rawInsertRowsPerSecond: median(rounds.map((r) => r.rawInsertRowsPerSecond)),
     };
+    const batchPath = await measureBatchPath(databaseUrl, accept, 1e6 / projector.projectorEventsPerSecond);
     log('partitioned projection');
     const partitioned = await measurePartitions({ natsUrl: NATS_URL, pgServer: PG_SERVER, nc, log });
     log('rebuild');
@@ -94,7 +108,7 @@ async function main(): Promise<void> {
     ];
 
     const rows: Row[] = [
-      ...floorRows(raw, accept),
+      ...floorRows(raw, accept, batchPath),
       ...[0, 1, 5].map((k): Row => ({ group: 'steerline', name: `boundary overhead, ${k} steer(s) queued, median`, value: boundary[k], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack' })),
       // What delivering a batch of steers adds to a boundary, in time; its acks are counted (boundaryAckRows), where the target is checked.
       ...[1, 5].map((k): Row => ({ group: 'steerline', name: `added by delivering ${k} steer(s) (${k} queued − 0 queued)`, value: boundary[k] - boundary[0], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack' })),
@@ -104,8 +118,7 @@ async function main(): Promise<void> {
       { group: 'steerline', name: 'end-to-end lag, p99', value: lag.p99, unit: 'ms' },
       { group: 'steerline', name: `rebuild (${rebuild.events} events: replay and switch)`, value: rebuild.eventsPerSecond, unit: 'events/s', floor: projector.rawInsertRowsPerSecond, floorName: 'raw batched INSERT' },
       { group: 'steerline', name: 'rebuild, the whole command with its start-up', value: rebuild.wallEventsPerSecond, unit: 'events/s' },
-      ...reads.map((r): Row => ({ group: 'steerline', name: `read a ${r.messages}-message conversation (GET, ${(r.bytes / 1e6).toFixed(1)} MB body), median`, value: r.readMs, unit: 'ms', floor: r.selectMs, floorName: 'SELECT of its message rows' })),
-      ...reads.map((r): Row => ({ group: 'steerline', name: `per-message cost of that read (${r.messages} messages)`, value: (r.readMs * 1000) / r.messages, unit: 'µs/msg', floor: (r.selectMs * 1000) / r.messages, floorName: 'same, SELECT' })),
+      ...bigReadRows(reads),
       ...boundaryAckRows(boundaryAcks),
       ...engineScaleRows(scale, await subscriptionBytes(nc, prefix)),
     ];
@@ -114,7 +127,7 @@ async function main(): Promise<void> {
     log('event streams at scale');
     rows.push(...watcherRows(await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log })));
     log('capacity: engine throughput, bytes per event');
-    rows.push(...(await capacityRows({ natsUrl: NATS_URL, prefix, nc, pgServer: PG_SERVER })));
+    rows.push(...(await capacityRows({ natsUrl: NATS_URL, prefix, nc, pgServer: PG_SERVER }, raw.jsWindowedPerSecond)));
     log('idle gateway CPU while another serves steers');
     rows.push(...idleGatewayRows(await measureIdleGateway({ env, servingUrl: gatewayUrl, servingPid: gateway.child.pid!, baselineDist: process.env.BENCH_BASELINE_DIST, log })));
     log('what the shared rate limit adds to a request');
@@ -124,6 +137,22 @@ async function main(): Promise<void> {
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
   } finally {
     await tearDown({ children, nc, prefix, pgServer: PG_SERVER, database });
+    await nc.close();
+  }
+}
+
+/** BENCH_ONLY=scale: only the curve (engine and gateway at BENCH_IDLE_TURNS, BENCH_SLEEPING_TURNS), printed; docs/performance.md untouched. */
+async function scaleOnly(): Promise<void> {
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const nc = await connectNats(NATS_URL, 'bench');
+  try {
+    const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
+    const scale = [
+      ...(await measureEngineScale({ natsUrl: NATS_URL, prefix, nc, sizes: IDLE_TURNS, waiting: 'approval', log })),
+      ...(SLEEPING_TURNS.some(Boolean) ? await measureEngineScale({ natsUrl: NATS_URL, prefix, nc, sizes: SLEEPING_TURNS, waiting: 'sleep', log }) : []),
+    ];
+    console.log(renderReport(engineScaleRows(scale, await subscriptionBytes(nc, prefix)), machine()).table);
+  } finally {
     await nc.close();
   }
 }

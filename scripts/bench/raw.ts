@@ -10,17 +10,13 @@ import { median, percentile, timeEach } from './stats';
 
 /** The physical floor on this machine, measured in the same run as Steerline's figures. */
 export interface RawBaselines {
-  /** The gateway's own `GET /healthz` (Nest, its middleware and Express): not a floor, the framework's share. */
-  httpMs: { p50: number; p99: number };
   natsRequestMs: { p50: number; p99: number };
   jsAckMs: { p50: number; p99: number };
   jsWindowedPerSecond: number;
   pgBatchedRowsPerSecond: number;
 }
 
-export async function measureRaw(opts: { gatewayUrl: string; natsUrl: string; prefix: string; databaseUrl: string }): Promise<RawBaselines> {
-  const http = await timeEach(2000, () => get(`${opts.gatewayUrl}/healthz`));
-
+export async function measureRaw(opts: { natsUrl: string; prefix: string; databaseUrl: string }): Promise<RawBaselines> {
   const responder = await connectNats(opts.natsUrl, 'bench-responder');
   const nc = await connectNats(opts.natsUrl, 'bench-requester');
   const echo = `${opts.prefix}.bench.echo`;
@@ -39,7 +35,6 @@ export async function measureRaw(opts: { gatewayUrl: string; natsUrl: string; pr
   await responder.close();
   await nc.close();
   return {
-    httpMs: { p50: median(http), p99: percentile(http, 99) },
     natsRequestMs: { p50: median(nats), p99: percentile(nats, 99) },
     jsAckMs: { p50: median(jsAck), p99: percentile(jsAck, 99) },
     jsWindowedPerSecond: windowed,
@@ -96,16 +91,6 @@ export async function measurePostgres(databaseUrl: string): Promise<number> {
 export const get = (url: string) => fetch(url).then((r) => r.arrayBuffer());
 export const STEER_BODY = JSON.stringify({ text: 'a steer of ordinary length, about sixty characters' });
 export const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: STEER_BODY }).then((r) => r.arrayBuffer());
-
-/** What a steer cannot go below, measured from this process against bare servers in others (floor.ts). */
-export interface Floors {
-  /** A bare node:http keep-alive round trip. */
-  bareHttpMs: { p50: number; p99: number };
-  /** Bare HTTP server → one core NATS request → bare responder → one JetStream publish, ack awaited → reply. */
-  pipelineMs: { p50: number; p99: number };
-  /** The same with 64 concurrent clients. */
-  pipelineConcurrent: { p50: number; p99: number; perSecond: number };
-}
 
 /** The floor processes (floor.ts), running: a bare HTTP server and the raw pipeline (its server and its responder). */
 export interface FloorServers {

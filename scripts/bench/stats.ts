@@ -35,42 +35,6 @@ export async function pool<T>(tasks: (() => Promise<T>)[], limit: number): Promi
   return out;
 }
 
-/**
- * Each of `ways` in `rounds` alternating blocks of `perRound` calls in a row, so drift in the
- * machine's load hits them alike: every way's latencies (ms).
- */
-export async function interleaved(ways: Record<string, (i: number) => Promise<unknown>>, rounds: number, perRound: number): Promise<Record<string, number[]>> {
-  const out: Record<string, number[]> = Object.fromEntries(Object.keys(ways).map((k) => [k, []]));
-  for (let r = 0; r < rounds; r++) for (const [name, run] of Object.entries(ways)) out[name].push(...(await timeEach(perRound, (i) => run(r * perRound + i))));
-  return out;
-}
-
-/**
- * Each of `ways` in `rounds` alternating blocks of `clients` concurrent clients, each calling it
- * `each` times in a row: every way's latency p50 and p99 (ms), and its calls per second over its own blocks.
- */
-export async function interleavedConcurrently(ways: Record<string, (client: number, i: number) => Promise<unknown>>, rounds: number, clients: number, each: number) {
-  const acc: Record<string, { latencies: number[]; ms: number }> = Object.fromEntries(Object.keys(ways).map((k) => [k, { latencies: [], ms: 0 }]));
-  for (let r = 0; r < rounds; r++) {
-    for (const [name, run] of Object.entries(ways)) {
-      const t0 = performance.now();
-      await Promise.all(
-        Array.from({ length: clients }, async (_, c) => {
-          for (let i = 0; i < each; i++) {
-            const s = performance.now();
-            await run(c, r * each + i);
-            acc[name].latencies.push(performance.now() - s);
-          }
-        }),
-      );
-      acc[name].ms += performance.now() - t0;
-    }
-  }
-  return Object.fromEntries(
-    Object.entries(acc).map(([k, { latencies, ms }]) => [k, { p50: median(latencies), p99: percentile(latencies, 99), perSecond: latencies.length / (ms / 1000) }]),
-  );
-}
-
 export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);

@@ -7,9 +7,7 @@ import type { ModelProvider, ModelRequest } from '../../apps/engine/src/models/m
 import { ScriptedModel } from '../../apps/engine/src/models/scripted.model';
 import { BUILTIN_TOOLS } from '../../apps/engine/src/tools/tool.registry';
 import { deleteStreams } from './processes';
-import { get, post, type Floors, type FloorServers, type RawBaselines } from './raw';
-import type { Row } from './report';
-import { interleaved, interleavedConcurrently, median, percentile, pool, timeEach } from './stats';
+import { median, percentile } from './stats';
 
 const IDLE = { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 600_000 } } }] };
 
@@ -32,55 +30,6 @@ export async function idleTurn(api: string): Promise<string> {
 
 export const steer = (api: string, tid: string, i: number) =>
   fetch(`${api}/turns/${tid}/steers`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'wait=0' }, body: JSON.stringify({ text: `steer number ${i}` }) }).then(json);
-
-/**
- * Steer accept latency through the gateway (`Prefer: wait=0`), one client then 64 at once, in
- * blocks alternating with the floors' (a bare HTTP round trip, the raw pipeline) so that a change
- * in the machine's load between them does not land in the ratios.
- */
-export async function measureSteerAccept(gatewayUrl: string, floors: FloorServers) {
-  const api = `${gatewayUrl}/v1`;
-  // One client steering 40 running turns in turn. The first 1 500 steers warm the processes up (the
-  // gateway's median is still falling after 1 000, as its code is optimised), and as many requests
-  // warm the floors; the 1 000 measured after them leave each turn 63 steers.
-  const few = await pool(Array.from({ length: 40 }, () => () => idleTurn(api)), 8);
-  const one = {
-    bare: () => get(floors.bare),
-    pipeline: () => post(floors.pipeline),
-    steer: (i: number) => steer(api, few[i % few.length], i),
-  };
-  for (const run of Object.values(one)) await timeEach(1500, run);
-  const sequential = await interleaved(one, 5, 200);
-  const turns = await pool(Array.from({ length: 64 }, () => () => idleTurn(api)), 16);
-  const concurrent = await interleavedConcurrently({ pipeline: () => post(floors.pipeline), steer: (c, i) => steer(api, turns[c], i) }, 2, turns.length, 20);
-  await pool([...few, ...turns].map((tid) => () => fetch(`${api}/turns/${tid}/cancel`, { method: 'POST' })), 16);
-  const p50p99 = (samples: number[]) => ({ p50: median(samples), p99: percentile(samples, 99) });
-  const measuredFloors: Floors = { bareHttpMs: p50p99(sequential.bare), pipelineMs: p50p99(sequential.pipeline), pipelineConcurrent: concurrent.pipeline };
-  return { sequential: p50p99(sequential.steer), concurrent: concurrent.steer, floors: measuredFloors };
-}
-
-/** The raw hops and the floors, then steer accept held against the composed raw pipeline. */
-export function floorRows(raw: RawBaselines, accept: Awaited<ReturnType<typeof measureSteerAccept>>): Row[] {
-  const floors = accept.floors;
-  const pipeline = 'raw pipeline';
-  return [
-    { group: 'raw', name: 'bare node:http keep-alive round trip, p50', value: floors.bareHttpMs.p50, unit: 'ms' },
-    { group: 'raw', name: 'core NATS request/reply, p50', value: raw.natsRequestMs.p50, unit: 'ms' },
-    { group: 'raw', name: 'JetStream publish → ack, sequential, p50', value: raw.jsAckMs.p50, unit: 'ms' },
-    { group: 'raw', name: 'JetStream publish, 64 acks in flight', value: raw.jsWindowedPerSecond, unit: 'msg/s' },
-    { group: 'raw', name: 'PostgreSQL batched INSERT (500 rows/tx)', value: raw.pgBatchedRowsPerSecond, unit: 'rows/s' },
-    { group: 'raw', name: 'pipeline: bare HTTP POST → NATS request → bare responder → JS publish, ack → reply, 1 client, p50', value: floors.pipelineMs.p50, unit: 'ms' },
-    { group: 'raw', name: 'pipeline, 1 client, p99', value: floors.pipelineMs.p99, unit: 'ms' },
-    { group: 'raw', name: 'pipeline, 64 clients, p50', value: floors.pipelineConcurrent.p50, unit: 'ms' },
-    { group: 'raw', name: 'pipeline, 64 clients', value: floors.pipelineConcurrent.perSecond, unit: 'req/s' },
-    { group: 'steerline', name: 'gateway GET /healthz round trip (its HTTP framework and middleware), p50', value: raw.httpMs.p50, unit: 'ms', floor: floors.bareHttpMs.p50, floorName: 'bare node:http' },
-    { group: 'steerline', name: 'steer accept, 1 client, p50', value: accept.sequential.p50, unit: 'ms', floor: floors.pipelineMs.p50, floorName: pipeline, target: '≤ 2×' },
-    { group: 'steerline', name: 'steer accept, 1 client, p99', value: accept.sequential.p99, unit: 'ms', floor: floors.pipelineMs.p99, floorName: `${pipeline} p99` },
-    { group: 'steerline', name: 'steer accept, 64 clients, p50', value: accept.concurrent.p50, unit: 'ms', floor: floors.pipelineConcurrent.p50, floorName: `${pipeline}, 64 clients` },
-    { group: 'steerline', name: 'steer accept, 64 clients, p99', value: accept.concurrent.p99, unit: 'ms' },
-    { group: 'steerline', name: 'steers accepted per second, 64 clients', value: accept.concurrent.perSecond, unit: 'steers/s', floor: floors.pipelineConcurrent.perSecond, floorName: `${pipeline}, 64 clients`, target: '≥ 0.5×' },
-  ];
-}
 
 /**
  * Boundary overhead: from the moment the step's last tool result is in the

@@ -14,6 +14,14 @@ import { partitionOf } from './partitions';
 const BATCH_MAX = 500;
 const FETCH_EXPIRES_MS = 1_000;
 const IDLE_EXPIRES_MS = 5_000;
+/**
+ * Under live load, how long the next fetch waits for events to gather (while the batch before it
+ * commits). A batch's cost is mostly fixed — a transaction of five statements, a pull request, an
+ * ack — so the one or two events that arrive during one commit cost the read side several times
+ * its batch path each (issue 34). Only while events keep coming: a lone event, and a backlog, are
+ * fetched at once.
+ */
+const LINGER_MS = 20;
 const RETRY_MS = 1_000;
 
 /** What a partition's loop needs from the instance running it. */
@@ -150,7 +158,9 @@ export class PartitionLoop {
         const more = this.running && this.host.holds(this.lockKey) && !this.switched;
         // Fetch and decode the next batch while this one commits: one waits on NATS and
         // the CPU, the other on PostgreSQL. At most one fetch is in flight.
-        next = more ? prefetch(this.fetch(consumer, fetched.msgs.length ? fetched.msgs[fetched.msgs.length - 1].info.pending : 0)) : nothing;
+        const pending = fetched.msgs.length ? fetched.msgs[fetched.msgs.length - 1].info.pending : 0;
+        const live = (pending > 0 || fetched.msgs.length > 1) && pending + fetched.msgs.length < BATCH_MAX;
+        next = more ? prefetch(live ? this.fetchAfterLinger(consumer, pending) : this.fetch(consumer, pending)) : nothing;
         // A batch fetched as the projector stops is still committed: work in flight finishes.
         if (fetched.msgs.length) await this.commit(fetched);
         if (!more) return;
@@ -159,6 +169,16 @@ export class PartitionLoop {
       this.fetching?.stop();
       await next.catch(() => undefined);
     }
+  }
+
+  /**
+   * A fetch made LINGER_MS later (cut short when the loop stops). A fetch for more than is there
+   * waits for its expiry, so what came meanwhile is asked of the consumer (one request).
+   */
+  private async fetchAfterLinger(consumer: Consumer, pending: number): Promise<Fetched> {
+    await sleep(LINGER_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+    if (!this.running || this.switched) return this.fetch(consumer, pending);
+    return this.fetch(consumer, Math.max(pending, (await consumer.info()).num_pending));
   }
 
   private async fetch(consumer: Consumer, pending: number): Promise<Fetched> {

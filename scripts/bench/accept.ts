@@ -1,0 +1,213 @@
+/**
+ * Steer accept against its floors, all measured by one lean HTTP client in a process of its own
+ * (load-client.ts), and the CPU each process on the path spends per 1 000 requests with 64 clients.
+ */
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Client } from 'pg';
+import { subjects } from '@steerline/contracts';
+import { benchProjector } from '../../apps/persistence/src/projector/projector.bench';
+import { CLIENT_CORE_LIMIT, interleavedLoad, listenerPid, startLoadClient, type Phase, type Way } from './load';
+import { STEER_BODY, type FloorServers, type RawBaselines } from './raw';
+import { ratioIs, parseTarget, type Row, type Target } from './report';
+import { idleTurn } from './steerline';
+import { median, pool } from './stats';
+
+export interface AcceptContext {
+  gatewayUrl: string;
+  floors: FloorServers;
+  /** The bench's own app processes. */
+  pids: { gateway: number; engine: number; persistence: number };
+  /** The persistence process's metrics endpoint (its batch sizes are read from it). */
+  persistenceMetrics?: string;
+  natsUrl: string;
+  nc: NatsConnection;
+  prefix: string;
+  pgServer: string;
+  database: string;
+}
+
+/**
+ * Steer accept through the gateway (`Prefer: wait=0`), one client then 64 at once, in blocks
+ * alternating with the floors' (a bare HTTP round trip, the raw pipeline), so that a change in
+ * the machine's load between them does not land in the ratios.
+ */
+export async function measureSteerAccept(ctx: AcceptContext) {
+  const api = `${ctx.gatewayUrl}/v1`;
+  const s = subjects(ctx.prefix);
+  const jsm = await jetstreamManager(ctx.nc);
+  const admin = new Client({ connectionString: `${ctx.pgServer}/postgres` });
+  await admin.connect();
+  const client = await startLoadClient();
+  try {
+    const nats = listenerPid(Number(new URL(ctx.natsUrl).port || 4222));
+    // PostgreSQL's share: the backends serving the bench's database (the cluster's shared
+    // processes, e.g. the WAL writer, are left out; other databases are other work).
+    const backends = async () => (await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [ctx.database])).rows.map((r) => r.pid);
+    const one = (pid: number | undefined) => () => (pid ? [pid] : []);
+    const post = (urls: string[], headers: Record<string, string> = {}): Way['spec'] => ({ method: 'POST', urls, headers: { 'content-type': 'application/json', ...headers }, body: STEER_BODY });
+    const steers = (turns: string[]) => post(turns.map((t) => `${api}/turns/${t}/steers`), { prefer: 'wait=0' });
+    // The read side projects what a block appended after its last steer was answered: its CPU is read once it caught up.
+    const caughtUp = async () => {
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+        const info = await jsm.consumers.info(s.stream, s.projectorConsumer);
+        if (info.num_pending === 0 && info.num_ack_pending === 0) return;
+      }
+      throw new Error('the projector did not catch up within 60 s');
+    };
+    // Events appended, and the projector's committed batches and the messages in them.
+    const counters = async () => {
+      const events = (await jsm.streams.info(s.stream)).state.messages;
+      const text = ctx.persistenceMetrics ? await (await fetch(ctx.persistenceMetrics)).text() : '';
+      const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+      return { events, batches: metric('steerline_projection_batch_size_count'), batched: metric('steerline_projection_batch_size_sum') };
+    };
+
+    // One client steering 40 running turns in turn. The first 1 500 steers warm the processes up (the
+    // gateway's median is still falling after 1 000, as its code is optimised), and as many requests
+    // warm the floors; the 1 000 measured after them leave each turn 63 steers.
+    const few = await pool(Array.from({ length: 40 }, () => () => idleTurn(api)), 8);
+    const sequentialWays: Record<string, Way> = {
+      bare: { spec: { method: 'GET', urls: [ctx.floors.bare] } },
+      healthz: { spec: { method: 'GET', urls: [`${ctx.gatewayUrl}/healthz`] } },
+      pipeline: { spec: post([ctx.floors.pipeline]) },
+      steer: { spec: steers(few) },
+    };
+    for (const way of Object.values(sequentialWays)) await client.run({ ...way.spec, clients: 1, each: 1500 });
+    const sequential = await interleavedLoad(client, sequentialWays, 5, 1, 200);
+
+    const turns = await pool(Array.from({ length: 64 }, () => () => idleTurn(api)), 16);
+    process.stderr.write('bench: steer accept with 64 clients\n');
+    const concurrent = await interleavedLoad(
+      client,
+      {
+        pipeline: { spec: post([ctx.floors.pipeline]), processes: { front: one(ctx.floors.pids.pipeline), responder: one(ctx.floors.pids.responder), nats: one(nats) } },
+        steer: {
+          spec: steers(turns),
+          processes: { front: one(ctx.pids.gateway), responder: one(ctx.pids.engine), nats: one(nats), persistence: one(ctx.pids.persistence), postgres: backends },
+          settle: caughtUp,
+          count: counters,
+        },
+      },
+      3,
+      turns.length,
+      20,
+    );
+    await pool([...few, ...turns].map((tid) => () => fetch(`${api}/turns/${tid}/cancel`, { method: 'POST' })), 16);
+    return { sequential, concurrent, natsFound: nats !== undefined };
+  } finally {
+    await client.close();
+    await admin.end();
+  }
+}
+
+export type Accept = Awaited<ReturnType<typeof measureSteerAccept>>;
+
+/** The projector's batch path (µs per event): with its 500-event batches, and with batches of the size it committed under live load. */
+export interface BatchPath {
+  full: number;
+  atLive?: { size: number; us: number };
+}
+
+const usPerEvent = (rounds: { projectorEventsPerSecond: number }[]) => 1e6 / median(rounds.map((r) => r.projectorEventsPerSecond));
+
+/**
+ * The batch path at the live batch size: what the read side's cost under load is made of when it
+ * batches as it did (`full`: the 500-event figure, measured elsewhere or here on a short run).
+ */
+export async function measureBatchPath(databaseUrl: string, accept: Accept, full?: number): Promise<BatchPath> {
+  full ??= usPerEvent(await benchProjector({ databaseUrl, events: 5_000, warmupEvents: 5_000 }));
+  const { batches, batched } = accept.concurrent.steer.counted;
+  const size = Math.round(batched / batches);
+  if (!(size >= 1 && size < 500)) return { full };
+  const us = usPerEvent(await benchProjector({ databaseUrl, events: Math.min(5_000, size * 200), warmupEvents: 2_000, batchSize: size, rounds: 1 }));
+  return { full, atLive: { size, us } };
+}
+
+/**
+ * A row measured by the load client: besides its own target (if any), it fails when the client
+ * used more than half a core in any of the phases it is made of (then the figure is the client's).
+ */
+function clientBound(phases: Phase[], inner?: string | Target): Target {
+  const own = typeof inner === 'string' ? parseTarget(inner) : inner;
+  const cheap = phases.every((p) => p.clientCores <= CLIENT_CORE_LIMIT);
+  return { text: own ? `${own.text}, client ≤ ½ core` : 'client ≤ ½ core', met: (v, f) => cheap && (own?.met(v, f) ?? true) };
+}
+
+const sum = (cpu: Record<string, number>, keys: string[]) => keys.reduce((t, k) => t + (cpu[k] ?? 0), 0);
+
+/**
+ * The raw hops and the floors, then steer accept held against the composed raw pipeline, the
+ * client's CPU, and the CPU budget per steer; the read side's cost under live load is held against
+ * the projector's batch path.
+ */
+export function floorRows(raw: RawBaselines, accept: Accept, batchPath?: BatchPath): Row[] {
+  const { bare, healthz, pipeline, steer } = accept.sequential;
+  const pipe64 = accept.concurrent.pipeline;
+  const steer64 = accept.concurrent.steer;
+  const name = 'raw pipeline';
+  const bound = (phases: Phase[], inner?: string | Target) => ({ target: clientBound(phases, inner) });
+  const servers = ['front', 'responder', 'nats', 'persistence', 'postgres'];
+  const pipeTotal = sum(pipe64.cpuPer1000, servers);
+  const steerTotal = sum(steer64.cpuPer1000, servers);
+  const { events, batches, batched } = steer64.counted;
+  const readSideUs = ((steer64.cpuPer1000.persistence + steer64.cpuPer1000.postgres) * steer64.requests) / Math.max(1, events);
+  const nats = accept.natsFound ? '' : ' (nats-server not found: n/a)';
+  const cpuRow = (label: string, key: string, floorKey?: string, floorName?: string): Row => ({
+    group: 'steerline',
+    name: `CPU per 1 000 steers, 64 clients: ${label}`,
+    value: steer64.cpuPer1000[key],
+    unit: 'ms',
+    ...(floorKey ? { floor: pipe64.cpuPer1000[floorKey], floorName } : {}),
+  });
+  return [
+    { group: 'raw', name: 'bare node:http keep-alive round trip, p50', value: bare.p50, unit: 'ms', ...bound([bare]) },
+    { group: 'raw', name: 'core NATS request/reply, p50', value: raw.natsRequestMs.p50, unit: 'ms' },
+    { group: 'raw', name: 'JetStream publish → ack, sequential, p50', value: raw.jsAckMs.p50, unit: 'ms' },
+    { group: 'raw', name: 'JetStream publish, 64 acks in flight', value: raw.jsWindowedPerSecond, unit: 'msg/s' },
+    { group: 'raw', name: 'PostgreSQL batched INSERT (500 rows/tx)', value: raw.pgBatchedRowsPerSecond, unit: 'rows/s' },
+    { group: 'raw', name: 'pipeline: bare HTTP POST → NATS request → bare responder → JS publish, ack → reply, 1 client, p50', value: pipeline.p50, unit: 'ms', ...bound([pipeline]) },
+    { group: 'raw', name: 'pipeline, 1 client, p99', value: pipeline.p99, unit: 'ms', ...bound([pipeline]) },
+    { group: 'raw', name: 'pipeline, 64 clients, p50', value: pipe64.p50, unit: 'ms', ...bound([pipe64]) },
+    { group: 'raw', name: 'pipeline, 64 clients', value: pipe64.perSecond, unit: 'req/s', ...bound([pipe64]) },
+    { group: 'raw', name: `pipeline, 64 clients: CPU per 1 000 requests, HTTP front / NATS responder / nats-server${nats}`, value: pipeTotal, unit: 'ms' },
+    { group: 'raw', name: 'pipeline, 64 clients: CPU per 1 000 requests, HTTP front', value: pipe64.cpuPer1000.front, unit: 'ms' },
+    { group: 'raw', name: 'pipeline, 64 clients: CPU per 1 000 requests, NATS responder', value: pipe64.cpuPer1000.responder, unit: 'ms' },
+    { group: 'raw', name: 'pipeline, 64 clients: CPU per 1 000 requests, nats-server', value: pipe64.cpuPer1000.nats, unit: 'ms' },
+    ...(
+      [
+        ['bare node:http', bare],
+        ['gateway /healthz', healthz],
+        ['raw pipeline, 1 client', pipeline],
+        ['steer accept, 1 client', steer],
+        ['raw pipeline, 64 clients', pipe64],
+        ['steer accept, 64 clients', steer64],
+      ] as const
+    ).map(([label, p]): Row => ({ group: 'steerline', name: `load client CPU while measuring ${label} (share of one core)`, value: p.clientCores * 100, unit: '%', target: `≤ ${CLIENT_CORE_LIMIT * 100} %` })),
+    { group: 'steerline', name: 'gateway GET /healthz round trip (its HTTP framework and middleware), p50', value: healthz.p50, unit: 'ms', floor: bare.p50, floorName: 'bare node:http', ...bound([healthz, bare]) },
+    { group: 'steerline', name: 'steer accept, 1 client, p50', value: steer.p50, unit: 'ms', floor: pipeline.p50, floorName: name, ...bound([steer, pipeline], '≤ 2×') },
+    { group: 'steerline', name: 'steer accept, 1 client, p99', value: steer.p99, unit: 'ms', floor: pipeline.p99, floorName: `${name} p99`, ...bound([steer, pipeline]) },
+    { group: 'steerline', name: 'steer accept, 64 clients, p50', value: steer64.p50, unit: 'ms', floor: pipe64.p50, floorName: `${name}, 64 clients`, ...bound([steer64, pipe64]) },
+    { group: 'steerline', name: 'steer accept, 64 clients, p99', value: steer64.p99, unit: 'ms', ...bound([steer64]) },
+    { group: 'steerline', name: 'steers accepted per second, 64 clients', value: steer64.perSecond, unit: 'steers/s', floor: pipe64.perSecond, floorName: `${name}, 64 clients`, ...bound([steer64, pipe64], '≥ 0.5×') },
+    cpuRow('gateway', 'front', 'front', 'bare HTTP front'),
+    cpuRow('engine', 'responder', 'responder', 'bare NATS responder'),
+    cpuRow(`nats-server${nats}`, 'nats', 'nats', 'same, pipeline'),
+    cpuRow('persistence', 'persistence'),
+    cpuRow('PostgreSQL (the backends of the bench’s database)', 'postgres'),
+    { group: 'steerline', name: 'CPU per 1 000 steers, 64 clients: total of the servers', value: steerTotal, unit: 'ms', floor: pipeTotal, floorName: `${name}'s total`, target: ratioIs('≤', 2) },
+    { group: 'steerline', name: 'CPU per 1 000 steers, 64 clients: the load client (not in the total)', value: steer64.cpuPer1000.client, unit: 'ms', floor: pipe64.cpuPer1000.client, floorName: 'same, pipeline' },
+    { group: 'steerline', name: `events appended per steer (64 clients)`, value: events / steer64.requests, unit: 'events' },
+    { group: 'steerline', name: 'projector batch under live load (64 clients): log messages per committed batch, mean', value: batched / batches, unit: 'msgs' },
+    {
+      group: 'steerline',
+      name: 'read side under live load (64 clients): persistence + PostgreSQL CPU per event appended',
+      value: readSideUs,
+      unit: 'µs',
+      ...(batchPath ? { floor: batchPath.full, floorName: 'projector batch path (500 per batch), per event', target: '≤ 2×' } : {}),
+    },
+    ...(batchPath?.atLive
+      ? [{ group: 'steerline', name: `same, against the batch path with batches of ${batchPath.atLive.size} (the live batch size)`, value: readSideUs, unit: 'µs', floor: batchPath.atLive.us, floorName: 'that batch path, per event' } satisfies Row]
+      : []),
+  ];
+}
