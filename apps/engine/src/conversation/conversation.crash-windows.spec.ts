@@ -1,5 +1,5 @@
 import { checkInvariants } from '@steerline/contracts';
-import { refused } from '../testing/decider-specification';
+import { refused } from '../../../../test/support/decider-specification';
 import { decide, type ConversationDraft } from './conversation.decider';
 import {
   FOLLOW_UP,

@@ -1,5 +1,5 @@
 import { MAX_QUEUED_TURNS } from '@steerline/contracts';
-import { refused } from '../testing/decider-specification';
+import { refused } from '../../../../test/support/decider-specification';
 import {
   advance,
   answered,

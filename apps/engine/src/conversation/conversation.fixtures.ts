@@ -1,5 +1,5 @@
 import { DEFAULT_LIMITS, EVENT_VERSION, type ModelSpec, type SteerlineEvent, type TurnEvent } from '@steerline/contracts';
-import { specification } from '../testing/decider-specification';
+import { specification } from '../../../../test/support/decider-specification';
 import type { TurnEventDraft } from '../turn/turn.decider';
 import type { TurnSpec } from '../turn/turn.state';
 import type { ConversationCommand } from './conversation.commands';

@@ -2,7 +2,7 @@ import { DEFAULT_LIMITS, SteerlineError, checkInvariants, type ModelSpec } from 
 import { decide } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { receiptOf } from './turn.state';
-import { refused } from '../testing/decider-specification';
+import { refused } from '../../../../test/support/decider-specification';
 import { answerText, answerWithTools, given, run, startCommand, started, steer, steerId, toolDone, types } from './turn.fixtures';
 import type { TurnEventDraft } from './turn.decider';
 

@@ -3,7 +3,7 @@ import { decide, execute, stamp, type StampContext, type TurnEventDraft } from '
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
 import { hasRun, initialState, type EndedTurn, type RunningTurn, type TurnState } from './turn.state';
-import { asDecision, specification } from '../testing/decider-specification';
+import { asDecision, specification } from '../../../../test/support/decider-specification';
 
 /** Test helpers: a turn driven only through commands, as the runner drives it. */
 export const TURN_ID = '0190a000-0000-7000-8000-000000000001';

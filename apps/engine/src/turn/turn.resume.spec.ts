@@ -3,7 +3,7 @@ import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
 import { DEFAULT_LIMITS } from '@steerline/contracts';
 import type { TurnEventDraft } from './turn.decider';
-import { refused } from '../testing/decider-specification';
+import { refused } from '../../../../test/support/decider-specification';
 import { answerText, answerWithTools, given, newTurnState, progressOf, run, startCommand, steer, steerId, toolDone, types } from './turn.fixtures';
 
 const resume = (rerunnable: string[] = ['sleep'], limit = 3): TurnCommand => ({ type: 'ResumeTurn', engineId: 'engine-next', limit, rerunnable });
