@@ -80,7 +80,8 @@ describe('STEERLINE_DEFAULT_MODEL: what a turn that names no model runs', () => 
 
 describe('an engine process with a bad STEERLINE_DEFAULT_MODEL', () => {
   it.each([
-    ['that is not JSON', 'gpt-4o', 'not JSON'],
+    // Not 'gpt-4o': that is an agent's name, a valid default (agent-default-model.spec.ts).
+    ['that is neither JSON nor an agent name', 'openai/gpt-4o', 'not JSON, nor an agent name'],
     ['whose provider is not configured', '{"provider":"openai","name":"gpt-4o"}', 'model provider openai is not configured'],
   ])('does not start with one %s, and says why in one line naming the variable', async (_what, value, why) => {
     const engine = new ServiceProcess('engine', { NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222', STEERLINE_DEFAULT_MODEL: value, OPENAI_BASE_URL: '', OPENAI_API_KEY: '' });

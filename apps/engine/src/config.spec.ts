@@ -17,8 +17,21 @@ describe('the engine configuration of the test-only parts and the default model'
     expect(loadEngineConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1', STEERLINE_DEFAULT_MODEL: '{"provider":"openai","name":"llama3.1"}' }).defaultModel).toEqual({ provider: 'openai', name: 'llama3.1' });
   });
 
+  it('reads STEERLINE_DEFAULT_MODEL as an agent when it is an agent reference, checked per turn, not at start-up', () => {
+    for (const ref of ['reviewer', 'reviewer@3']) {
+      const config = loadEngineConfig({ STEERLINE_DEFAULT_MODEL: ref });
+      expect(config.defaultAgent).toBe(ref);
+      expect(config.defaultModel).toBeUndefined();
+    }
+    // A bare model name is an agent's name too: which agent is looked up in the turn's tenant.
+    expect(loadEngineConfig({ STEERLINE_DEFAULT_MODEL: 'gpt-4o', STEERLINE_SCRIPTED_MODEL: 'off' }).defaultAgent).toBe('gpt-4o');
+    expect(loadEngineConfig({ STEERLINE_DEFAULT_MODEL: '{"provider":"scripted"}' }).defaultAgent).toBeUndefined();
+  });
+
   it.each([
-    [{ STEERLINE_DEFAULT_MODEL: 'gpt-4o' }, 'STEERLINE_DEFAULT_MODEL: not JSON'],
+    [{ STEERLINE_DEFAULT_MODEL: 'openai/gpt-4o' }, 'STEERLINE_DEFAULT_MODEL: not JSON, nor an agent name'],
+    [{ STEERLINE_DEFAULT_MODEL: 'reviewer@0' }, 'STEERLINE_DEFAULT_MODEL: not JSON, nor an agent name'],
+    [{ STEERLINE_DEFAULT_MODEL: 'my agent' }, 'STEERLINE_DEFAULT_MODEL: not JSON, nor an agent name'],
     [{ STEERLINE_DEFAULT_MODEL: '{"provider":"openai"}', OPENAI_API_KEY: 'sk-x' }, 'STEERLINE_DEFAULT_MODEL: not a model: name'],
     [{ STEERLINE_DEFAULT_MODEL: '{"provider":"scripted","script":[{"bogus":1}]}' }, 'STEERLINE_DEFAULT_MODEL: not a model: script.0'],
     [{ STEERLINE_DEFAULT_MODEL: '{"provider":"openai","name":"m"}' }, 'STEERLINE_DEFAULT_MODEL: model provider openai is not configured on this server: set OPENAI_BASE_URL or OPENAI_API_KEY'],

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, ModelSpecSchema, RUNNER_LEASE_MS, uuidv7, type ModelSpec } from '@steerline/contracts';
+import { AgentRefSchema, DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, ModelSpecSchema, RUNNER_LEASE_MS, uuidv7, type ModelSpec } from '@steerline/contracts';
 import { METRICS_PORTS, metricsEnv, metricsListen, type MetricsListen } from '@steerline/runtime';
 import type { AnthropicConfig } from './models/anthropic/anthropic.model';
 import { offeredProviders, providerOff } from './models/model.registry';
@@ -25,7 +25,7 @@ const EngineEnv = z.object({
   /** The test-only parts (docs/design.md §7): on for `npm start` and the tests, off in deploy/. */
   STEERLINE_SCRIPTED_MODEL: onOff('on'),
   STEERLINE_FAIL_TOOL: onOff('on'),
-  /** The model of a turn that names none (JSON); unset: such a turn is refused. */
+  /** What a turn that names no model or agent runs: a model (JSON) or an agent (`reviewer`, `reviewer@3`); unset: such a turn is refused. */
   STEERLINE_DEFAULT_MODEL: optional(z.string()),
   STEERLINE_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** How long an engine's lease on its turns lasts without a heartbeat; its turns are settled after. */
@@ -68,8 +68,10 @@ export interface EngineConfig {
   builtinTools?: string[];
   /** false: the `scripted` provider is not offered (STEERLINE_SCRIPTED_MODEL=off); absent: it is. */
   scriptedModel?: boolean;
-  /** What a turn that names no model runs with (STEERLINE_DEFAULT_MODEL); absent: such a turn is refused. */
+  /** What a turn that names no model runs with (STEERLINE_DEFAULT_MODEL as JSON); absent: such a turn is refused, or runs `defaultAgent`. */
   defaultModel?: ModelSpec;
+  /** The agent a turn that names neither model nor agent runs (STEERLINE_DEFAULT_MODEL as `reviewer` or `reviewer@3`), in the turn's tenant. */
+  defaultAgent?: string;
   streamReplicas: number;
   leaseMs: number;
   resumeLimit: number;
@@ -149,32 +151,40 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     metrics: metricsListen(e),
   };
   if (e.STEERLINE_DEFAULT_MODEL !== undefined) {
-    let model: ModelSpec;
+    let parsed: DefaultModel;
     try {
-      model = parseDefaultModel(e.STEERLINE_DEFAULT_MODEL);
+      parsed = parseDefaultModel(e.STEERLINE_DEFAULT_MODEL);
     } catch (err) {
       return fail('STEERLINE_DEFAULT_MODEL', (err as Error).message);
     }
-    if (!offeredProviders(config).includes(model.provider)) fail('STEERLINE_DEFAULT_MODEL', providerOff(model.provider));
-    config.defaultModel = model;
+    // An agent is a tenant's, so it is read per turn, in the turn's tenant; its provider is checked then too.
+    if ('agent' in parsed) config.defaultAgent = parsed.agent;
+    else if (!offeredProviders(config).includes(parsed.model.provider)) fail('STEERLINE_DEFAULT_MODEL', providerOff(parsed.model.provider));
+    else config.defaultModel = parsed.model;
   }
   return config;
 }
 
+/** STEERLINE_DEFAULT_MODEL read: a model, or a stored agent's reference. */
+export type DefaultModel = { model: ModelSpec } | { agent: string };
+
 /**
- * STEERLINE_DEFAULT_MODEL's value: a model as a turn names it, in JSON, e.g.
- * `{"provider":"openai","name":"gpt-4o-mini"}`. Throws what is wrong with it,
- * in a few words, for the one start-up error line.
+ * STEERLINE_DEFAULT_MODEL's value: an agent as a turn names it (`reviewer`, its
+ * latest version, or `reviewer@3`), else a model as a turn names it, in JSON,
+ * e.g. `{"provider":"openai","name":"gpt-4o-mini"}`. A JSON model starts with
+ * `{`, which no agent name has, so the two never overlap. Throws what is wrong
+ * with it, in a few words, for the one start-up error line.
  */
-export function parseDefaultModel(text: string): ModelSpec {
+export function parseDefaultModel(text: string): DefaultModel {
+  if (AgentRefSchema.safeParse(text).success) return { agent: text };
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    throw new Error('not JSON; give a model as a turn names it, e.g. {"provider":"openai","name":"gpt-4o-mini"}');
+    throw new Error('not JSON, nor an agent name; give a model as a turn names it, e.g. {"provider":"openai","name":"gpt-4o-mini"}, or an agent, e.g. reviewer or reviewer@3');
   }
   const parsed = ModelSpecSchema.safeParse(json);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return { model: parsed.data };
   const issue = parsed.error.issues[0];
   throw new Error(`not a model: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`);
 }

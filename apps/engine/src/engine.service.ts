@@ -81,7 +81,7 @@ export class EngineService implements OnApplicationShutdown {
     });
     const withModel = startModel({ models: this.models, defaultModel: this.config.defaultModel });
     subscribeTurn = turnSubjects(nc, s, this.turns, onError, withModel);
-    this.subscriptions = [...serveEngineCommands(nc, s, log, this.turns, withModel, this.config.streamReplicas), ...serveDiscovery(nc, s, tools, this.models)];
+    this.subscriptions = [...serveEngineCommands(nc, s, log, this.turns, withModel, this.config.streamReplicas, this.config.defaultAgent), ...serveDiscovery(nc, s, tools, this.models)];
     const turns = this.turns;
     this.reaper = new OrphanReaper({ ownership, turns, runsHere: (turnId) => turns.holds(turnId) });
     this.reaper.start(Math.max(200, Math.floor(this.config.leaseMs / 2)));

@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AgentStore } from '@steerline/runtime';
-import { resolveStartCommand, type StartTurnCommand, type Subjects } from '@steerline/contracts';
+import { resolveStartCommand, SteerlineError, type StartTurnCommand, type Subjects } from '@steerline/contracts';
+import { takesDefault } from './start-model';
 
 /**
  * Resolves the agent of a start sent straight over NATS (docs/design.md §6.1),
@@ -9,6 +10,11 @@ import { resolveStartCommand, type StartTurnCommand, type Subjects } from '@stee
  * the agent's fields under the turn's own. A start the gateway already resolved
  * names a version and resolves to the same fields. The bucket is opened on the
  * first start that names an agent; a failed open is tried again on the next.
+ *
+ * With STEERLINE_DEFAULT_MODEL an agent (`defaultAgent`), a start that names
+ * neither model nor agent runs that agent of its tenant, resolved here like
+ * any other: the gateway passes such a start on as it is, since the default is
+ * the engine's setting, not the gateway's.
  */
 export class AgentResolution {
   private store?: Promise<AgentStore>;
@@ -17,11 +23,28 @@ export class AgentResolution {
     private readonly nc: NatsConnection,
     private readonly s: Subjects,
     private readonly replicas: number,
+    private readonly defaultAgent?: string,
   ) {}
 
-  /** The command resolved; an unknown agent or version is `not_found`, before anything is appended. */
-  resolve(command: StartTurnCommand): Promise<StartTurnCommand> {
-    if (command.agent === undefined) return Promise.resolve(command);
+  /**
+   * The command resolved; an unknown agent or version is `not_found`, before
+   * anything is appended. An unknown default agent is the server's setting
+   * gone wrong, not the client's reference: `invalid_request` naming it.
+   */
+  async resolve(command: StartTurnCommand): Promise<StartTurnCommand> {
+    if (this.defaultAgent !== undefined && takesDefault(command)) {
+      try {
+        return await this.resolveAgent({ ...command, agent: this.defaultAgent });
+      } catch (err) {
+        if (!(err instanceof SteerlineError && err.code === 'not_found')) throw err;
+        throw new SteerlineError('invalid_request', `the turn names no model or agent, and STEERLINE_DEFAULT_MODEL names agent ${this.defaultAgent}, which this tenant does not have (${err.message}): give the turn a model or an agent, or create the agent`);
+      }
+    }
+    if (command.agent === undefined) return command;
+    return this.resolveAgent(command);
+  }
+
+  private resolveAgent(command: StartTurnCommand): Promise<StartTurnCommand> {
     return resolveStartCommand(command, async (tenantId, name, version) => (await this.agents()).read(tenantId, name, version));
   }
 

@@ -22,9 +22,12 @@ const logger = new Logger('EngineCommands');
 export const onError = (err: unknown, context: { subject: string }) =>
   logger.error({ message: 'command failed or its reply could not be sent', subject: context.subject, error: (err as Error)?.message, code: (err as { code?: string })?.code });
 
-/** The engine's queue-group subjects: any instance may answer. `withModel` gives a start the model it runs with, after its agent is resolved (an agent's model wins over the default). */
-export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry, withModel: StartModel, streamReplicas = 1): Subscription[] {
-  const agents = new AgentResolution(nc, s, streamReplicas);
+/**
+ * The engine's queue-group subjects: any instance may answer. `withModel` gives a start the model it runs with, after its agent
+ * is resolved (an agent's model wins over the default); `defaultAgent` (STEERLINE_DEFAULT_MODEL as an agent) is the agent of a start that names neither.
+ */
+export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry, withModel: StartModel, streamReplicas = 1, defaultAgent?: string): Subscription[] {
+  const agents = new AgentResolution(nc, s, streamReplicas, defaultAgent);
   return [
     serve(nc, s.createConversation, (body) => createConversation(parseBody(CreateConversationCommand, body), s, log), { queue: s.engineQueue, onError }),
     serve(nc, s.startTurn, async (body) => startOrQueue(nc, s, turns, withModel(await agents.resolve(parseBody(StartTurnCommand, body)))), { queue: s.engineQueue, onError }),

@@ -12,8 +12,17 @@ export type StartModel = (command: StartTurnCommand) => StartTurnWithModel;
  * turn's own model, else the server's STEERLINE_DEFAULT_MODEL. Refused
  * `invalid_request`, saying why, when there is neither or the model's provider
  * is off on this server (the scripted one with STEERLINE_SCRIPTED_MODEL=off).
- * An external turn (docs/runner-protocol.md) runs its runner's model.
+ * An external turn (docs/runner-protocol.md) runs its runner's model. A
+ * default agent was applied before, by AgentResolution, so a turn that runs
+ * it already has the agent's model here.
  */
+/**
+ * Whether a start takes the server's default (STEERLINE_DEFAULT_MODEL, a model
+ * or an agent): it names neither a model nor an agent, and its model is not an
+ * external runner's.
+ */
+export const takesDefault = (command: StartTurnCommand): boolean => command.model === undefined && command.agent === undefined && command.runner !== 'external';
+
 export function startModel(server: { models: ModelRegistry; defaultModel?: ModelSpec }): StartModel {
   return (command) => {
     // An external turn's runner calls its own model: recorded as given (or as `external`), never checked against this server's providers.

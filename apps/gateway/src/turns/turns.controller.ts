@@ -30,7 +30,7 @@ export class TurnsController {
     body: StartTurnBody,
     responses: {
       202: { description: 'started {turnId, status: "running"} (with runner "external" also lease {token, leaseMs}), or queued {turnId, status: "queued", position}', schema: StartTurnAnswerSchema },
-      400: 'invalid_request (bad body, naming the field; unknown or unconfigured model provider or endpoint; a tool choice the allow-list does not allow; an external turn with whenBusy "queue")',
+      400: 'invalid_request (bad body, naming the field; unknown or unconfigured model provider or endpoint; a tool choice the allow-list does not allow; an external turn with whenBusy "queue"; neither model nor agent where STEERLINE_DEFAULT_MODEL is unset or names an agent this tenant does not have)',
       404: 'not_found: no such conversation, or no such agent or agent version, for this tenant',
       409: 'turn_already_running (without whenBusy "queue")',
       413: 'payload_too_large: the body is over 256 KiB (a prompt of 100 000 four-byte characters is), or the command over what NATS carries',
@@ -48,6 +48,7 @@ export class TurnsController {
     // tenant's conversation exists.
     await this.eventLog.mustExist(tenantId, conversationId);
     // Resolved here, so an unknown agent is refused before the engine is asked; pinned to the version read.
+    // A start with neither model nor agent goes on as it is: its default (STEERLINE_DEFAULT_MODEL) is the engine's.
     return this.engine.startTurn(await this.agents.resolve({ tenantId, conversationId, ...body }));
   }
 
