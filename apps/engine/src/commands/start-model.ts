@@ -29,8 +29,8 @@ export function startModel(server: { models: ModelRegistry; defaultModel?: Model
     if (command.runner === 'external') return { ...command, model: command.model ?? EXTERNAL_MODEL };
     const model = command.model ?? server.defaultModel;
     if (!model) throw new SteerlineError('invalid_request', 'the turn names no model and this server has no default: give the turn a model, or set STEERLINE_DEFAULT_MODEL');
-    const refusal = server.models.refusal(model.provider);
-    if (refusal) throw new SteerlineError('invalid_request', refusal);
+    // The provider and its endpoint (a named one, STEERLINE_MODELS), as offered to the turn's tenant.
+    server.models.check(model, command.tenantId);
     return { ...command, model };
   };
 }
