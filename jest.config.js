@@ -18,7 +18,8 @@ const shared = {
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@nats-io|file-type|load-esm)/)'],
   moduleNameMapper: {
     '^@steerline/contracts$': '<rootDir>/libs/contracts/src/index.ts',
-    '^@steerline/contracts/nest$': '<rootDir>/libs/contracts/src/nest/index.ts',
+    '^@steerline/runtime$': '<rootDir>/libs/runtime/src/index.ts',
+    '^@steerline/runtime/nest$': '<rootDir>/libs/runtime/src/nest/index.ts',
     '^@steerline/client$': '<rootDir>/libs/client/src/index.ts',
   },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],

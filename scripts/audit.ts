@@ -7,7 +7,8 @@
  */
 import { parseArgs } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { auditLog, connectNats, subjects } from '@steerline/contracts';
+import { subjects } from '@steerline/contracts';
+import { auditLog, connectNats } from '@steerline/runtime';
 import { Progress } from './lib/progress';
 
 async function main(): Promise<number> {

@@ -253,7 +253,7 @@ async function main(): Promise<void> {
       provider: 'scripted',
       script: [{ tool: { name: 'sleep', args: { ms: toolMs } } }, { tool: { name: 'sleep', args: { ms: toolMs / 2 } } }, { text: 'Refactoring done: the public API is unchanged and the empty input has its test.', delayMs: 800 }],
     },
-    // Each sleep asks first (docs/design.md §8.2): the person with --ask, else the demo approves it itself.
+    // Each sleep asks first (docs/design.md §9): the person with --ask, else the demo approves it itself.
     // A plain terminal session skips the question to keep its screen for the steers.
     ...((ask || !interactive) && { approvals: { tools: ['sleep'] } }),
   });

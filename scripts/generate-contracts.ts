@@ -4,7 +4,7 @@
 // event version: that needs a new version and an upcaster (see upcasters.ts).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { checkCommittedSchemas, generatedContractFiles, readCommittedSchemas } from '@steerline/contracts';
+import { checkCommittedSchemas, generatedContractFiles, readCommittedSchemas } from '@steerline/runtime';
 
 /** The repository root: run from source or from dist/, it is where the contracts' sources are. */
 function repositoryRoot(from: string): string {

@@ -1,6 +1,6 @@
 /**
  * An example Nest service that follows Steerline's steer settlements with
- * `@EventPattern`, over the JetStream transport in `@steerline/contracts/nest`.
+ * `@EventPattern`, over the JetStream transport in `@steerline/runtime/nest`.
  *
  *   NATS_URL=nats://127.0.0.1:4222 STEERLINE_PREFIX=steerline \
  *   SETTLEMENTS_FILE=settlements.jsonl node dist/examples/nest-consumer/main.js
@@ -14,8 +14,8 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { MicroserviceOptions } from '@nestjs/microservices';
-import { createLogger, nestLogger } from '@steerline/contracts';
-import { JetStreamEventsServer } from '@steerline/contracts/nest';
+import { createLogger, nestLogger } from '@steerline/runtime';
+import { JetStreamEventsServer } from '@steerline/runtime/nest';
 import { SettlementStore } from './settlement-store';
 import { SettlementsController } from './settlements.controller';
 

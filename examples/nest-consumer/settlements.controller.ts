@@ -1,7 +1,7 @@
 import { Controller, Inject, Logger } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import type { SteerlineEventOf } from '@steerline/contracts';
-import { eventContext, type JetStreamEventContext } from '@steerline/contracts/nest';
+import { eventContext, type JetStreamEventContext } from '@steerline/runtime/nest';
 import { SettlementStore } from './settlement-store';
 
 /**

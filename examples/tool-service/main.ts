@@ -7,7 +7,7 @@
  * It prints one JSON line per thing worth seeing (ready, call, cancel) so a
  * person — or a test — can follow what the engine asked of it.
  */
-import { ToolFailure, connectNats, installProcessGuard, serveTools, type ServedTool } from '@steerline/contracts';
+import { ToolFailure, connectNats, installProcessGuard, serveTools, type ServedTool } from '@steerline/runtime';
 
 // Logs and goes on after a stray rejection; exits for a restart after an unexpected throw.
 installProcessGuard('example-tools');

@@ -1,7 +1,8 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
-import { request, subjects } from '@steerline/contracts';
+import { subjects } from '@steerline/contracts';
+import { request } from '@steerline/runtime';
 import { appendAll, bigConversation } from './big-conversation';
 import { median } from './stats';
 

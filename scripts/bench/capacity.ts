@@ -2,7 +2,8 @@ import { createServer } from 'node:net';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Client } from 'pg';
-import { request, subjects } from '@steerline/contracts';
+import { subjects } from '@steerline/contracts';
+import { request } from '@steerline/runtime';
 import { deleteStreams, spawnApp, stop, tearDown } from './processes';
 import type { Row } from './report';
 import { pool } from './stats';
@@ -134,7 +135,7 @@ export async function capacityRows(opts: Parameters<typeof measureBytesPerEvent>
 if (require.main === module) {
   // `node dist/scripts/bench/capacity.js`: these rows alone, not written to docs/performance.md.
   void (async () => {
-    const { connectNats } = await import('@steerline/contracts');
+    const { connectNats } = await import('@steerline/runtime');
     const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
     const pgServer = (process.env.BENCH_PG_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres').replace(/\/[^/]*$/, '');
     const nc = await connectNats(natsUrl, 'bench-bytes');

@@ -1,11 +1,12 @@
 import { createWriteStream } from 'node:fs';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { request, subjects } from '@steerline/contracts';
+import { subjects } from '@steerline/contracts';
+import { request } from '@steerline/runtime';
 import { deleteStreams, spawnApp, stop } from './processes';
 import { ratioIs, type Row } from './report';
 import { cpuMs, median, percentile, pool, rssMiB, timeEach } from './stats';
 
-/** A turn that waits: its one tool call sleeps ten minutes (reporting progress every 400 ms, docs/design.md §8.1) or waits for a person's approval (nothing to do meanwhile). */
+/** A turn that waits: its one tool call sleeps ten minutes (reporting progress every 400 ms, docs/design.md §11) or waits for a person's approval (nothing to do meanwhile). */
 const IDLE = { provider: 'scripted', script: [{ tool: { name: 'sleep', args: { ms: 600_000 } } }] };
 export type Waiting = 'sleep' | 'approval';
 const START_CONCURRENCY = 64;

@@ -12,7 +12,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats } from '@steerline/contracts';
+import { connectNats } from '@steerline/runtime';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const SUBJECT = process.env.FLOOR_SUBJECT ?? 'floor.request';

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { connectNats } from '@steerline/contracts';
+import { connectNats } from '@steerline/runtime';
 import { spawnApp, stop, tearDown } from './processes';
 import { measureRateLimit, rateLimitRows } from './rate-limit';
 import { renderReport, type Row } from './report';

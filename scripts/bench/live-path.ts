@@ -1,7 +1,8 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { encodeJson, type Subjects } from '@steerline/contracts';
+import { type Subjects } from '@steerline/contracts';
+import { encodeJson } from '@steerline/runtime';
 import { openSseWatcher } from './sse-watcher';
 import { median, percentile } from './stats';
 

@@ -1,6 +1,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
-import { DEFAULT_LIMITS, EVENT_TYPE_HEADER, encodeEvent, ensureStream, jetstreamManager, subjects, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
+import { DEFAULT_LIMITS, EVENT_TYPE_HEADER, encodeEvent, subjects, uuidv7, type EventData, type EventType, type SteerlineEvent } from '@steerline/contracts';
+import { ensureStream, jetstreamManager } from '@steerline/runtime';
 
 /**
  * Writes a log of realistic conversations straight into a fresh stream, as an

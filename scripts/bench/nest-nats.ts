@@ -15,7 +15,8 @@ import 'reflect-metadata';
 import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy, type MicroserviceOptions } from '@nestjs/microservices';
-import { connectNats, uuidv7 } from '@steerline/contracts';
+import { uuidv7 } from '@steerline/contracts';
+import { connectNats } from '@steerline/runtime';
 import { firstValueFrom, timeout } from 'rxjs';
 import { median, percentile, timeEach } from './stats';
 

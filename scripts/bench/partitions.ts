@@ -10,7 +10,8 @@ import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { EVENT_TYPE_HEADER, encodeEvent, ensureStream, jetstreamManager, subjects, uuidv7, type SteerlineEvent } from '@steerline/contracts';
+import { EVENT_TYPE_HEADER, encodeEvent, subjects, uuidv7, type SteerlineEvent } from '@steerline/contracts';
+import { ensureStream, jetstreamManager } from '@steerline/runtime';
 import { startPersistence } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
 import { partitionName, partitionOf } from '../../apps/persistence/src/projector/partitions';
@@ -149,7 +150,7 @@ if (require.main === module) {
   void (async () => {
     const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
     const pgServer = (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres').replace(/\/[^/]*$/, '');
-    const { connectNats } = await import('@steerline/contracts');
+    const { connectNats } = await import('@steerline/runtime');
     const nc = await connectNats(natsUrl, 'bench-partitions');
     const figures = await measurePartitions({ natsUrl, pgServer, nc, events: Number(process.env.BENCH_PARTITION_EVENTS ?? 20_000), rounds: Number(process.env.BENCH_ROUNDS ?? 3), layouts: (process.env.BENCH_LAYOUTS ?? '1,4').split(',').map(Number), log: (m) => process.stderr.write(`bench: ${m}\n`) });
     for (const r of partitionRows(figures)) console.log(`${r.name}: ${r.value.toFixed(1)} ${r.unit}${r.floor ? ` (${(r.value / r.floor).toFixed(2)}× ${r.floorName})` : ''}`);

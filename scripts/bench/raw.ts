@@ -4,7 +4,7 @@ import readline from 'node:readline';
 import { Client } from 'pg';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '@steerline/contracts';
+import { connectNats } from '@steerline/runtime';
 import { stop } from './processes';
 import { median, percentile, timeEach } from './stats';
 

@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { request, subjects, type Receipt } from '@steerline/contracts';
+import { subjects, type Receipt } from '@steerline/contracts';
+import { request } from '@steerline/runtime';
 import { startEngine } from '../../apps/engine/src/app';
 import { loadEngineConfig } from '../../apps/engine/src/config';
 import type { ModelProvider, ModelRequest } from '../../apps/engine/src/models/model.provider';

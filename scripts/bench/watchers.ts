@@ -1,7 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { headers } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { encodeJson, ensureStream, EVENT_TYPE_HEADER, subjects, uuidv7 } from '@steerline/contracts';
+import { EVENT_TYPE_HEADER, subjects, uuidv7 } from '@steerline/contracts';
+import { encodeJson, ensureStream } from '@steerline/runtime';
 import { measureLivePath } from './live-path';
 import { spawnApp, stop } from './processes';
 import { openSseWatcher } from './sse-watcher';

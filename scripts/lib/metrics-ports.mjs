@@ -1,5 +1,5 @@
 // Where `npm start` tells the engine and persistence to serve /metrics. The
-// apps' own defaults (libs/contracts METRICS_PORTS) differ, so one machine runs
+// apps' own defaults (libs/runtime METRICS_PORTS) differ, so one machine runs
 // both; a METRICS_PORT given to `npm start` is the engine's and the next port
 // persistence's, `0` gives each a free port and `off` turns both off. The
 // gateway serves its /metrics on its own PORT.

@@ -6,7 +6,7 @@ import { prettyFactory } from 'pino-pretty';
 
 const terminal = Boolean(process.stdout.isTTY);
 const useColor = terminal && !process.env.NO_COLOR;
-// The same reading as libs/contracts logging.ts PRETTY_OPTIONS (this script runs without the build's output).
+// The same reading as libs/runtime logging.ts PRETTY_OPTIONS (this script runs without the build's output).
 const pretty = terminal ? prettyFactory({ messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true, colorize: useColor }) : undefined;
 
 /** A JSON log line made readable on a terminal; anything else as it is. */

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Parser, type AsyncAPIDocumentInterface } from '@asyncapi/parser';
 import { schemas as specVersions } from '@asyncapi/specs';
-import { ASYNCAPI_VERSION, CURRENT_VERSIONS, EVENT_TYPES, eventConsumerConfig, streamConfig, subjects, type EventType } from '@steerline/contracts';
+import { CURRENT_VERSIONS, EVENT_TYPES, subjects, type EventType } from '@steerline/contracts';
+import { ASYNCAPI_VERSION, eventConsumerConfig, streamConfig } from '@steerline/runtime';
 import { spectralProblems } from './spectral';
 
 const committed = readFileSync(resolve(__dirname, '../../libs/contracts/asyncapi.json'), 'utf8');

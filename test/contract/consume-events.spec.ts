@@ -1,14 +1,6 @@
 import { headers } from '@nats-io/transport-node';
-import {
-  EVENT_TYPE_HEADER,
-  EventDecodeError,
-  UpcasterRegistry,
-  consumeEvents,
-  ensureStream,
-  type EventConsumer,
-  type EventMeta,
-  type SteerlineEvent,
-} from '@steerline/contracts';
+import { EVENT_TYPE_HEADER, EventDecodeError, UpcasterRegistry, type SteerlineEvent } from '@steerline/contracts';
+import { consumeEvents, ensureStream, type EventConsumer, type EventMeta } from '@steerline/runtime';
 import { loadFixtures } from '../../libs/contracts/src/fixtures';
 import { eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 

@@ -2,8 +2,9 @@ import { headers } from '@nats-io/transport-node';
 import { Controller, type INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { EVENT_TYPE_HEADER, ensureStream, type SteerlineEvent } from '@steerline/contracts';
-import { JetStreamEventsServer, eventContext } from '@steerline/contracts/nest';
+import { EVENT_TYPE_HEADER, type SteerlineEvent } from '@steerline/contracts';
+import { ensureStream } from '@steerline/runtime';
+import { JetStreamEventsServer, eventContext } from '@steerline/runtime/nest';
 import { loadFixtures } from '../../libs/contracts/src/fixtures';
 import { eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 

@@ -1,4 +1,4 @@
-import { createLogger } from '@steerline/contracts';
+import { createLogger } from '@steerline/runtime';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { PubHeaders } from '@nats-io/jetstream';
 import {
   EVENT_TYPE_HEADER,
   EVENT_TYPES,
@@ -6,10 +7,10 @@ import {
   STEER_ID_HEADER,
   decodeEvent,
   parseEventSubject,
-  readCommittedSchemas,
   schemaFileName,
   type EventType,
 } from '@steerline/contracts';
+import { readCommittedSchemas } from '@steerline/runtime';
 import { startStack, type Stack } from '../support/stack';
 import { runSteeringScenario } from './scenario';
 import { schemaValidator } from './validator';
@@ -40,7 +41,7 @@ describe('contract gate: the events of an end-to-end run match the published con
         seq,
         subject: m.subject,
         // A missing header reads as '': undefined keeps "absent" distinct.
-        headers: { type: m.header.get(EVENT_TYPE_HEADER) || undefined, msgId: m.header.get('Nats-Msg-Id') || undefined, steerId: m.header.get(STEER_ID_HEADER) || undefined },
+        headers: { type: m.header.get(EVENT_TYPE_HEADER) || undefined, msgId: m.header.get(PubHeaders.MsgIdHdr) || undefined, steerId: m.header.get(STEER_ID_HEADER) || undefined },
         body: m.json(),
       });
     }

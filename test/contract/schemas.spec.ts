@@ -5,15 +5,13 @@ import {
   EVENT_TYPES,
   UpcasterRegistry,
   upcasters,
-  checkCommittedSchemas,
   decodeEvent,
   eventJsonSchemas,
-  generatedContractFiles,
-  readCommittedSchemas,
   schemaFileName,
   type EventType,
   type JsonSchema,
 } from '@steerline/contracts';
+import { checkCommittedSchemas, generatedContractFiles, readCommittedSchemas } from '@steerline/runtime';
 import { loadFixtures } from '../../libs/contracts/src/fixtures';
 import { schemaValidator } from './validator';
 

@@ -1,4 +1,4 @@
-import { auditLog, type StoredEvent } from '@steerline/contracts';
+import { auditLog, type StoredEvent } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 
@@ -6,7 +6,7 @@ type Step = Record<string, unknown>;
 const sleep = (ms: number): Step => ({ tool: { name: 'sleep', args: { ms } } });
 const typesOf = (events: StoredEvent[]) => events.map((e) => e.event.type);
 
-describe('tool-call approvals, through HTTP (docs/design.md §8.2)', () => {
+describe('tool-call approvals, through HTTP (docs/design.md §9)', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack();

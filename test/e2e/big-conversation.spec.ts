@@ -1,4 +1,4 @@
-import { readConversation } from '@steerline/contracts';
+import { readConversation } from '@steerline/runtime';
 import { appendAll, bigConversation, type BigConversation } from '../../scripts/bench/big-conversation';
 import { startStack, type Stack } from '../support/stack';
 

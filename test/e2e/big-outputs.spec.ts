@@ -1,4 +1,4 @@
-import { serveTools, type ToolServer } from '@steerline/contracts';
+import { serveTools, type ToolServer } from '@steerline/runtime';
 import type { ModelAnswer, ModelProvider, ModelRequest } from '../../apps/engine/src/models/model.provider';
 import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';

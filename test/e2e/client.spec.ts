@@ -1,4 +1,5 @@
-import { readSubject, uuidv7 } from '@steerline/contracts';
+import { uuidv7 } from '@steerline/contracts';
+import { readSubject } from '@steerline/runtime';
 import { SteerlineClient, SteerlineClientError, type StreamedEvent } from '@steerline/client';
 import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';

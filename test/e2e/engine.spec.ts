@@ -1,4 +1,5 @@
-import { checkInvariants, request, type Receipt, type StoredEvent } from '@steerline/contracts';
+import { checkInvariants, type Receipt } from '@steerline/contracts';
+import { request, type StoredEvent } from '@steerline/runtime';
 import { startEngine, type RunningEngine } from '../../apps/engine/src/app';
 import { eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 

@@ -1,5 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { EVENT_VERSION, connectNats, encodeEvent, ensureStream, readSubject, uuidv7, type SteerlineEvent } from '@steerline/contracts';
+import { PubHeaders } from '@nats-io/jetstream';
+import { EVENT_VERSION, encodeEvent, uuidv7, type SteerlineEvent } from '@steerline/contracts';
+import { connectNats, ensureStream, readSubject } from '@steerline/runtime';
 import { EventLog, StaleWriterError, UnappendableEventError } from '../../apps/engine/src/log/event-log';
 import { NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 
@@ -100,7 +102,7 @@ describe('the engine’s fenced event log', () => {
         }
         return (subject: string, payload: Uint8Array, opts?: { headers?: { has(k: string): boolean } }) => {
           target.publish(subject, payload, opts as never);
-          if (!opts?.headers?.has('Nats-Expected-Last-Subject-Sequence')) return;
+          if (!opts?.headers?.has(PubHeaders.ExpectedLastSubjectSequenceHdr)) return;
           const [foreign] = events(uuidv7(), 1);
           cutIns.push(foreign.id);
           target.publish(nats.s.conversationEvents('default', foreign.conversationId), encodeEvent(foreign));

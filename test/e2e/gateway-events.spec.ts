@@ -1,4 +1,5 @@
-import { LIVE_TYPES, readSubject, type StoredEvent } from '@steerline/contracts';
+import { LIVE_TYPES } from '@steerline/contracts';
+import { readSubject, type StoredEvent } from '@steerline/runtime';
 import { readSse, type SseMessage } from '@steerline/client';
 import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';

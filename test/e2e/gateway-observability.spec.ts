@@ -1,4 +1,4 @@
-import { createLogger } from '@steerline/contracts';
+import { createLogger } from '@steerline/runtime';
 import { startGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { eventually, NATS_URL } from '../support/env';

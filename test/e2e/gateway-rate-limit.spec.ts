@@ -42,7 +42,7 @@ describe('rate limiting per API key', () => {
   });
 });
 
-describe('rate limiting across gateways (docs/design.md §8.7)', () => {
+describe('rate limiting across gateways (docs/design.md §15)', () => {
   // 5/s with a burst of 5 on each key, enforced by two gateway processes sharing one NATS KV bucket;
   // low, so that the clients below ask far more than that even on a busy machine.
   const RATE = 5;

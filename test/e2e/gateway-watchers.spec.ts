@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { headers } from '@nats-io/transport-node';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
-import { encodeJson, ensureStream, EVENT_TYPE_HEADER, jetstreamManager, streamConfig, uuidv7 } from '@steerline/contracts';
+import { EVENT_TYPE_HEADER, uuidv7 } from '@steerline/contracts';
+import { encodeJson, ensureStream, jetstreamManager, streamConfig } from '@steerline/runtime';
 import { startGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { jsonLogger } from '../../apps/gateway/src/logger';

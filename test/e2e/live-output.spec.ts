@@ -2,7 +2,7 @@ import { readSse, SteerlineClient, type SseMessage } from '@steerline/client';
 import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 
-/** Live output (docs/design.md §8.1) end to end: the engine publishes, the gateway interleaves, the log is untouched. */
+/** Live output (docs/design.md §11) end to end: the engine publishes, the gateway interleaves, the log is untouched. */
 describe('live output on the event stream', () => {
   let stack: Stack;
   beforeAll(async () => {

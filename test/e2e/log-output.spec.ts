@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const LOGGING = join(__dirname, '../../dist/libs/contracts/src/logging.js');
+const LOGGING = join(__dirname, '../../dist/libs/runtime/src/logging.js');
 
 /** Runs a few lines of Node against the built logging module, stdout a pipe as under npm start or a collector. */
 function run(script: string, env: Record<string, string> = {}) {

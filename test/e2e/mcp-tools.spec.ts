@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkInvariants, type StoredEvent } from '@steerline/contracts';
+import { checkInvariants } from '@steerline/contracts';
+import { type StoredEvent } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { HttpMcpServer, McpScratch } from '../support/mcp/mcp-servers';
 import { freePort, ServiceProcess } from '../support/processes';

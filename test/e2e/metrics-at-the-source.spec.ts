@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { headers as natsHeaders } from '@nats-io/transport-node';
-import { isTerminalTurnEvent, type StoredEvent } from '@steerline/contracts';
+import { isTerminalTurnEvent } from '@steerline/contracts';
+import { type StoredEvent } from '@steerline/runtime';
 import { createTestDatabase, eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 import { freePort, ServiceProcess } from '../support/processes';
 import { scrape, total, type Sample } from '../support/prometheus';

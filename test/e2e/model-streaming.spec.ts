@@ -1,4 +1,5 @@
-import { decodeJson, type ChatMessage, type ModelDelta, type ModelSpec, type StoredEvent } from '@steerline/contracts';
+import { type ChatMessage, type ModelDelta, type ModelSpec } from '@steerline/contracts';
+import { decodeJson, type StoredEvent } from '@steerline/runtime';
 import { AnthropicModel } from '../../apps/engine/src/models/anthropic/anthropic.model';
 import type { ModelRequest } from '../../apps/engine/src/models/model.provider';
 import { BUILTIN_TOOLS } from '../../apps/engine/src/tools/tool.registry';
@@ -8,7 +9,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { startStack, type Stack } from '../support/stack';
 
 /**
- * Every provider streams (docs/design.md §8.1): the deltas of a step joined are the
+ * Every provider streams (docs/design.md §11): the deltas of a step joined are the
  * text its ModelResponded records — also after a stream cut mid-answer was
  * retried — and a cancel aborts a stream. The real providers talk to fakes
  * over real HTTP that speak their streaming wire formats.

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createUser } from '@nats-io/nkeys';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, jetstreamManager } from '@steerline/contracts';
+import { connectNats, jetstreamManager } from '@steerline/runtime';
 import { uniquePrefix } from '../support/env';
 import { freePort, ServiceProcess, waitForPort } from '../support/processes';
 

@@ -1,4 +1,5 @@
-import { checkInvariants, type StoredEvent } from '@steerline/contracts';
+import { checkInvariants } from '@steerline/contracts';
+import { type StoredEvent } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { startStack, type Stack } from '../support/stack';

@@ -1,4 +1,5 @@
-import { checkInvariants, type StoredEvent } from '@steerline/contracts';
+import { checkInvariants } from '@steerline/contracts';
+import { type StoredEvent } from '@steerline/runtime';
 import { BUILTIN_TOOLS } from '../../apps/engine/src/tools/tool.registry';
 import { UNFINISHED_TOOL_RESULT } from '../../apps/engine/src/models/openai/openai.messages';
 import { eventually } from '../support/env';

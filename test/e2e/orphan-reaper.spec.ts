@@ -1,5 +1,6 @@
 import { Kvm } from '@nats-io/kv';
-import { DEFAULT_LIMITS, auditLog, lastMessage, readConversation, uuidv7, type StoredEvent, type TurnEvent } from '@steerline/contracts';
+import { DEFAULT_LIMITS, uuidv7, type TurnEvent } from '@steerline/contracts';
+import { auditLog, lastMessage, readConversation, type StoredEvent } from '@steerline/runtime';
 import { EventLog } from '../../apps/engine/src/log/event-log';
 import { TurnOwnership } from '../../apps/engine/src/ownership/turn-ownership';
 import { execute } from '../../apps/engine/src/turn/turn.decider';
@@ -15,7 +16,7 @@ const nanos = (timestamp: string): bigint => {
   return BigInt(Date.parse(`${whole}Z`)) * 1_000_000n + BigInt(fraction.replace('Z', '').padEnd(9, '0'));
 };
 
-describe('an adopted turn keeps its approvals, steer deadlines and queued turns (docs/design.md §8.2–§8.4)', () => {
+describe('an adopted turn keeps its approvals, steer deadlines and queued turns (docs/design.md §2, §8–§10)', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({ leaseMs: 1000 });

@@ -1,4 +1,5 @@
-import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
+import { uuidv7 } from '@steerline/contracts';
+import { auditLog, type StoredEvent } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { approve, startStack, type Stack } from '../support/stack';
 import { startEngine } from '../../apps/engine/src/app';
@@ -8,7 +9,7 @@ type Step = Record<string, unknown>;
 const sleep = (ms: number): Step => ({ tool: { name: 'sleep', args: { ms } } });
 const model = (script: Step[]) => ({ provider: 'scripted', script });
 
-describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () => {
+describe('queued turns and follow-ups, through HTTP (docs/design.md §8)', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack();
@@ -22,7 +23,7 @@ describe('queued turns and follow-ups, through HTTP (docs/design.md §8.3)', () 
   const conversationEvents = async (cid: string) => (await stack.nats.readAll()).filter((e) => e.event.conversationId === cid);
   const turnTypes = (events: StoredEvent[], tid: string) => events.filter((e) => e.event.turnId === tid).map((e) => e.event.type);
   // The running turn's call waits for the test's approval: the turn runs, however slow the
-  // machine, until the test has queued what it needs behind it (docs/design.md §8.2).
+  // machine, until the test has queued what it needs behind it (docs/design.md §9).
   const held = { tools: ['sleep'] };
 
   it('a queued turn starts by itself when the running one ends, in order; without whenBusy the answer is still turn_already_running', async () => {

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import readline from 'node:readline';
-import { checkInvariants, type StoredEvent } from '@steerline/contracts';
+import { checkInvariants } from '@steerline/contracts';
+import { type StoredEvent } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { startStack, type Stack } from '../support/stack';
 

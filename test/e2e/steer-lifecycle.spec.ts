@@ -1,10 +1,10 @@
-import { auditLog } from '@steerline/contracts';
+import { auditLog } from '@steerline/runtime';
 import { approvalRequested, approve, startStack, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;
 const sleep = (ms: number): Step => ({ tool: { name: 'sleep', args: { ms } } });
 
-describe('a steer’s own lifecycle, through HTTP (docs/design.md §8.3)', () => {
+describe('a steer’s own lifecycle, through HTTP (docs/design.md §2)', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack();

@@ -1,4 +1,5 @@
-import { auditLog, uuidv7, type StoredEvent } from '@steerline/contracts';
+import { uuidv7 } from '@steerline/contracts';
+import { auditLog, type StoredEvent } from '@steerline/runtime';
 import { approvalRequested, approve, startStack, steerSafely, steerWhileHeld, type Stack } from '../support/stack';
 
 type Step = Record<string, unknown>;
@@ -21,7 +22,7 @@ describe('every steering rule, through HTTP', () => {
     return { cid, tid: res.body.turnId as string };
   }
   // A call waiting for approval holds its step until the test approves it, so a steer sent
-  // meanwhile lands in that step however slow the machine is (docs/design.md §8.2).
+  // meanwhile lands in that step however slow the machine is (docs/design.md §9).
   const held = { tools: ['sleep'] };
   const steer = (tid: string, text: string, extra: Record<string, unknown> = {}, wait = 0) =>
     stack.api('POST', `/turns/${tid}/steers`, { text, ...extra }, wait ? { Prefer: `wait=${wait}` } : {});

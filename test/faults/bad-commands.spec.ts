@@ -1,4 +1,5 @@
-import { BODY_MAX_BYTES, decodeJson, type Reply } from '@steerline/contracts';
+import { BODY_MAX_BYTES, type Reply } from '@steerline/contracts';
+import { decodeJson } from '@steerline/runtime';
 import { approvalRequested, startStack, steerWhileHeld, type Stack } from '../support/stack';
 
 describe('malformed and oversized messages on command subjects', () => {

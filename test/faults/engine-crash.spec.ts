@@ -1,4 +1,4 @@
-import { auditLog, serveTools, type StoredEvent, type ToolServer } from '@steerline/contracts';
+import { auditLog, serveTools, type StoredEvent, type ToolServer } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { ServiceProcess } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';

@@ -1,6 +1,7 @@
 import { headers } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, encodeJson, ensureStream, EVENT_TYPE_HEADER, jetstreamManager, subjects, uuidv7 } from '@steerline/contracts';
+import { EVENT_TYPE_HEADER, subjects, uuidv7 } from '@steerline/contracts';
+import { connectNats, encodeJson, ensureStream, jetstreamManager } from '@steerline/runtime';
 import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { jsonLogger } from '../../apps/gateway/src/logger';

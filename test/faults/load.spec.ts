@@ -1,4 +1,5 @@
-import { auditLog, isTerminalTurnEvent, type StoredEvent } from '@steerline/contracts';
+import { isTerminalTurnEvent } from '@steerline/contracts';
+import { auditLog, type StoredEvent } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { percentile, pool } from '../../scripts/bench/stats';
 import { startStack, steerSafely, type Stack } from '../support/stack';

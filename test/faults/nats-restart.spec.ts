@@ -1,4 +1,4 @@
-import { auditLog, type StoredEvent } from '@steerline/contracts';
+import { auditLog, type StoredEvent } from '@steerline/runtime';
 import { eventually } from '../support/env';
 import { OwnNatsServer } from '../support/processes';
 import { approvalRequested, approve, startStack, steerWhileHeld, type Stack } from '../support/stack';

@@ -1,4 +1,4 @@
-import { request, type StoredEvent } from '@steerline/contracts';
+import { request, type StoredEvent } from '@steerline/runtime';
 import { createTestDatabase, eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 import { OwnNatsServer, ServiceProcess } from '../support/processes';
 

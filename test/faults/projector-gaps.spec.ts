@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import { DEFAULT_LIMITS, encodeEvent, messagesOf, request, type ConversationView, type SteerlineEvent } from '@steerline/contracts';
+import { DEFAULT_LIMITS, encodeEvent, messagesOf, type ConversationView, type SteerlineEvent } from '@steerline/contracts';
+import { request } from '@steerline/runtime';
 import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
 import { createTestDatabase, openNats, uniquePrefix, NATS_URL, type NatsHandle } from '../support/env';

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import { messagesOf, request, type ConversationView } from '@steerline/contracts';
+import { messagesOf, type ConversationView } from '@steerline/contracts';
+import { request } from '@steerline/runtime';
 import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
 import { createTestDatabase, eventually, openNats, uniquePrefix, NATS_URL, type NatsHandle } from '../support/env';

@@ -5,15 +5,13 @@ import {
   DEFAULT_LIMITS,
   EVENT_TYPE_HEADER,
   encodeEvent,
-  ensureStream,
   isTerminalTurnEvent,
   messagesOf,
-  request,
   uuidv7,
   type ConversationView,
   type SteerlineEvent,
-  type StoredEvent,
 } from '@steerline/contracts';
+import { ensureStream, request, type StoredEvent } from '@steerline/runtime';
 import type { HealthView } from '../../apps/persistence/src/queries/query-responders';
 import { TENANT, TurnLog, conversationCreated } from '../support/turn-log';
 import { createTestDatabase, eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';

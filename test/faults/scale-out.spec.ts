@@ -1,4 +1,5 @@
-import { checkInvariants, connectNats, decodeEvent, isTerminalTurnEvent, jetstreamManager, type StoredEvent } from '@steerline/contracts';
+import { checkInvariants, decodeEvent, isTerminalTurnEvent } from '@steerline/contracts';
+import { connectNats, jetstreamManager, type StoredEvent } from '@steerline/runtime';
 import { StorageType } from '@nats-io/jetstream';
 import { createTestDatabase, eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 import { NatsCluster, ServiceProcess, freePort } from '../support/processes';

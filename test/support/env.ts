@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, readSubject, subjects, type StoredEvent, type Subjects } from '@steerline/contracts';
+import { subjects, type Subjects } from '@steerline/contracts';
+import { connectNats, readSubject, type StoredEvent } from '@steerline/runtime';
 import { Client } from 'pg';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';

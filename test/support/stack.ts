@@ -7,7 +7,8 @@ import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
 import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
-import { createLogger, isTerminalTurnEvent, uuidv7, type StoredEvent } from '@steerline/contracts';
+import { isTerminalTurnEvent, uuidv7 } from '@steerline/contracts';
+import { createLogger, type StoredEvent } from '@steerline/runtime';
 import { createTestDatabase, eventually, NATS_URL, openNats, uniquePrefix, type NatsHandle } from './env';
 
 const quiet = () => new ConsoleLogger({ json: true, logLevels: ['error'] });
@@ -132,7 +133,7 @@ export function approvalRequested(stack: Stack, turnId: string, toolCallId = 'ca
 }
 
 /**
- * Approves a call that waits for approval (docs/design.md §8.2) once its request is in the log. Tests start
+ * Approves a call that waits for approval (docs/design.md §9) once its request is in the log. Tests start
  * a turn whose call waits so that its step stays open, however slow the machine, until they approve it.
  */
 export async function approve(stack: Stack, turnId: string, toolCallId = 'call_1_0', headers: Record<string, string> = {}) {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createLogger, nestLogger } from '@steerline/contracts';
+import { createLogger, nestLogger } from '@steerline/runtime';
 import type { EngineConfig } from './config';
 import { EngineModule } from './engine.module';
 import { EngineService } from './engine.service';

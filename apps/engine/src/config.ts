@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, METRICS_PORTS, metricsEnv, metricsListen, uuidv7, type MetricsListen } from '@steerline/contracts';
+import { DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, uuidv7 } from '@steerline/contracts';
+import { METRICS_PORTS, metricsEnv, metricsListen, type MetricsListen } from '@steerline/runtime';
 import type { AnthropicConfig } from './models/anthropic/anthropic.model';
 import type { OpenAIConfig } from './models/openai/openai.model';
 import type { RemoteToolOptions } from './tools/remote/remote-tool.directory';

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connectNats, ENVELOPE_ROOM_BYTES, ensureStream, MAX_OUTPUT_BYTES_DEFAULT, maxPayload, subjects } from '@steerline/contracts';
+import { ENVELOPE_ROOM_BYTES, MAX_OUTPUT_BYTES_DEFAULT, subjects } from '@steerline/contracts';
+import { connectNats, ensureStream, maxPayload } from '@steerline/runtime';
 import { LivePublisher } from './live/live.publisher';
 import { onError, serveEngineCommands, subscribeQueuedTurn } from './commands/engine.commands';
 import { turnSubjects } from './commands/turn.subjects';

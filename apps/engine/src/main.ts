@@ -1,7 +1,7 @@
 import { collectDefaultMetrics } from 'prom-client';
-import { createLogger, listenForMetrics, logLevelFor, nestLogger } from '@steerline/contracts';
+import { createLogger, listenForMetrics, logLevelFor, nestLogger } from '@steerline/runtime';
 import { loadEngineConfig } from './config';
-import { installProcessGuard } from '@steerline/contracts';
+import { installProcessGuard } from '@steerline/runtime';
 import { startEngine } from './app';
 
 installProcessGuard('engine');

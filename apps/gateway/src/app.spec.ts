@@ -1,4 +1,5 @@
-import { BODY_MAX_BYTES, ensureStream, jetstreamManager, uuidv7 } from '@steerline/contracts';
+import { BODY_MAX_BYTES, uuidv7 } from '@steerline/contracts';
+import { ensureStream, jetstreamManager } from '@steerline/runtime';
 import { answer, json, startHarness, type Harness } from './testing/harness';
 
 const KEY = 'acme-secret-key';

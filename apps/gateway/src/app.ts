@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, nestLogger, type Logger } from '@steerline/contracts';
+import { connectNats, nestLogger, type Logger } from '@steerline/runtime';
 import { AppModule } from './app.module';
 import { securityHeaders } from './auth/security-headers';
 import type { GatewayConfig } from './config';

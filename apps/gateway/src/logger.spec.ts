@@ -1,4 +1,4 @@
-import { nestLogger } from '@steerline/contracts';
+import { nestLogger } from '@steerline/runtime';
 import { gatewayLogger, jsonLogger } from './logger';
 
 /** A destination that records each line pino writes, parsed. */

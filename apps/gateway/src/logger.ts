@@ -1,9 +1,9 @@
 import type { LogLevel } from '@nestjs/common';
-import { createLogger, logLevelFor, type Logger } from '@steerline/contracts';
+import { createLogger, logLevelFor, type Logger } from '@steerline/runtime';
 import type { DestinationStream } from 'pino';
 
 /**
- * The gateway's pino logger (see libs/contracts logging.ts): one JSON object
+ * The gateway's pino logger (see libs/runtime logging.ts): one JSON object
  * per line on standard output, asynchronously; readable lines on a terminal.
  * `level` is `STEERLINE_LOG_LEVEL`'s value; `warn` drops the per-request line.
  */

@@ -1,4 +1,4 @@
-import { installProcessGuard, type Logger } from '@steerline/contracts';
+import { installProcessGuard, type Logger } from '@steerline/runtime';
 import { startGateway } from './app';
 import { ConfigError, loadGatewayConfig } from './config';
 import { gatewayLogger } from './logger';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createLogger, nestLogger } from '@steerline/contracts';
+import { createLogger, nestLogger } from '@steerline/runtime';
 import type { PersistenceConfig } from './config';
 import { PersistenceModule } from './persistence.module';
 import { PersistenceMetrics } from './observability/persistence-metrics';

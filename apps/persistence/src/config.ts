@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DEFAULT_PREFIX, METRICS_PORTS, metricsEnv, metricsListen, type MetricsListen } from '@steerline/contracts';
+import { DEFAULT_PREFIX } from '@steerline/contracts';
+import { METRICS_PORTS, metricsEnv, metricsListen, type MetricsListen } from '@steerline/runtime';
 
 /** Injection token for the validated configuration. */
 export const PERSISTENCE_CONFIG = Symbol('PERSISTENCE_CONFIG');

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
-import { connectNats } from '@steerline/contracts';
+import { connectNats } from '@steerline/runtime';
 import type { PersistenceConfig } from './config';
 import { openReadModels } from './migrations/database';
 

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics } from 'prom-client';
-import { createLogger, installProcessGuard, logLevelFor, listenForMetrics, nestLogger, type Logger } from '@steerline/contracts';
+import { createLogger, installProcessGuard, logLevelFor, listenForMetrics, nestLogger, type Logger } from '@steerline/runtime';
 import { startPersistence } from './app';
 import { loadPersistenceConfig } from './config';
 

@@ -31,7 +31,7 @@ const MAX_RECONNECT_DELAY_MS = 10_000;
 /** Three of the gateway's default heartbeats (15 s): a stream silent for this long is dead. */
 const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
 
-/** Stream messages that are not log events (docs/design.md §8.1): they have no `id:` line of their own. */
+/** Stream messages that are not log events (docs/design.md §11): they have no `id:` line of their own. */
 const LIVE_EVENTS = new Set(['ModelDelta', 'ToolProgress']);
 
 /**

@@ -79,7 +79,7 @@ export interface StreamedEvent {
   event: SteerlineEvent;
 }
 
-/** Live output (docs/design.md §8.1): a ModelDelta or ToolProgress. Not an event: no log position, never replayed. */
+/** Live output (docs/design.md §11): a ModelDelta or ToolProgress. Not an event: no log position, never replayed. */
 export interface StreamedLive {
   live: true;
   type: LiveMessage['type'];

@@ -41,7 +41,7 @@ export const StartTurnAnswerSchema = z
   .object({ turnId: uuid, status: z.enum(['running', 'queued']).optional(), position: z.number().int().positive().optional() })
   .strict();
 export type StartTurnAnswer = z.infer<typeof StartTurnAnswerSchema>;
-/** A steer's own lifecycle (docs/design.md §8.3), on both steer routes. */
+/** A steer's own lifecycle (docs/design.md §2, "Steer options"), on both steer routes. */
 export const steerLifecycle = {
   onTurnEnd: z.enum(ON_TURN_END).optional(),
   ttlMs: z.number().int().min(STEER_TTL_MS.min).max(STEER_TTL_MS.max).optional(),

@@ -1,3 +1,4 @@
+import { SteerlineError } from './errors';
 import type { SteerlineEvent } from './events';
 import { readEvent, type DecodeOptions } from './event-reader';
 
@@ -23,4 +24,23 @@ export function decodeEvent(payload: Uint8Array | string, opts: DecodeOptions = 
 
 export function encodeEvent(event: SteerlineEvent): Uint8Array {
   return Buffer.from(JSON.stringify(event));
+}
+
+/** An event message a consumer cannot read; `reason` says why (see `DecodeFailure`). */
+export class EventDecodeError extends SteerlineError {
+  constructor(
+    readonly reason: DecodeFailure['reason'],
+    message: string,
+    details: Record<string, unknown> = {},
+  ) {
+    super('invalid_request', message, { ...details, reason });
+    this.name = 'EventDecodeError';
+  }
+}
+
+/** Decodes one event or throws `EventDecodeError`. Unknown fields are dropped, never an error. */
+export function decodeOrThrow(payload: Uint8Array | string, opts: DecodeOptions = {}): SteerlineEvent {
+  const decoded = decodeEvent(payload, opts);
+  if (!decoded.ok) throw new EventDecodeError(decoded.reason, decoded.message);
+  return decoded.event;
 }

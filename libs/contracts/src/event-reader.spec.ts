@@ -1,4 +1,4 @@
-import { decodeOrThrow, EventDecodeError } from './consumer-kit';
+import { decodeOrThrow, EventDecodeError } from './decode';
 import { decodeEvent } from './decode';
 import { SteerlineError } from './errors';
 import { EventSchemas } from './events';

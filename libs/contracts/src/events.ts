@@ -24,7 +24,7 @@ export const DROP_REASONS = [
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
-/** What becomes of a steer the turn ends without delivering (docs/design.md §8.3); `continue` is the default. */
+/** What becomes of a steer the turn ends without delivering (docs/design.md §2, "At a turn's end"); `continue` is the default. */
 export const ON_TURN_END = ['continue', 'drop', 'next_turn'] as const;
 export type OnTurnEnd = (typeof ON_TURN_END)[number];
 
@@ -42,7 +42,7 @@ export const EventDataSchemas = {
   TurnStarted: z
     .object({ prompt: z.string(), model: ModelSpecSchema, limits: TurnLimitsSchema, engineId: z.string(), approvals: ApprovalPolicySchema.optional() })
     .strict(),
-  /** A turn waits behind the conversation's running one (docs/design.md §8.3); `TurnStarted` or `TurnCancelled` follows. */
+  /** A turn waits behind the conversation's running one (docs/design.md §8); `TurnStarted` or `TurnCancelled` follows. */
   TurnQueued: z
     .object({
       prompt: z.string(),
@@ -132,8 +132,8 @@ export const STEER_SETTLEMENTS = ['SteeringDelivered', 'SteerDropped'] as const 
 export const EVENT_VERSION = 1;
 /**
  * Types written at a later version today. SteerDropped v2: the reasons of
- * docs/design.md §8.3 (`turn_ended`, `moved_to_next_turn`, `expired`) and `nextTurnId`.
- * TurnStarted v2: a model may be `{provider: "anthropic", name}` (docs/design.md §8.1).
+ * docs/design.md §2, "Drop reasons" (`turn_ended`, `moved_to_next_turn`, `expired`) and `nextTurnId`.
+ * TurnStarted v2: a model may be `{provider: "anthropic", name}` (docs/design.md §6.1).
  */
 const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2, TurnStarted: 2 };
 

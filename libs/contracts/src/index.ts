@@ -1,3 +1,5 @@
+// @steerline/contracts: the pure contracts (zod only). The NATS runtime, logging and
+// metrics are @steerline/runtime.
 export * from './ids';
 export * from './limits';
 export * from './errors';
@@ -10,21 +12,11 @@ export * from './transcript';
 export * from './views';
 export * from './conversation-list';
 export * from './invariants';
-export * from './nats';
-export * from './safe-send';
 export * from './output-bound';
-export * from './process-guard';
-export * from './nats-auth';
-export * from './audit';
 export * from './tools';
 export * from './upcasters';
 export * from './event-reader';
-export * from './consumer-kit';
 export * from './json-schema';
 export * from './schema-compat';
 export * from './reply-schemas';
-export * from './asyncapi';
-export * from './contract-files';
-export * from './logging';
 export * from './live';
-export * from './metrics-endpoint';

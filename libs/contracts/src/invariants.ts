@@ -1,6 +1,6 @@
 import { isTerminalTurnEvent, type SteerlineEvent, type TurnEvent } from './events';
 
-/** Invariants I1–I6 of docs/design.md §2 and I7 of §8.2, checked on the log alone. */
+/** Invariants I1–I6 of docs/design.md §2 and I7 of §9, checked on the log alone. */
 export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'positions' | 'single_runner';
 
 export interface Violation {
@@ -140,7 +140,7 @@ class TurnCheck {
     const { conversationId, turnId } = first.event;
     this.v = (invariant, message, at, steerId) => violations.push({ invariant, conversationId, turnId, steerId, streamSeq: at?.streamSeq, message });
     this.last = first;
-    // I1: TurnStarted first, or TurnQueued (a queued turn, docs/design.md §8.3) then TurnStarted or TurnCancelled.
+    // I1: TurnStarted first, or TurnQueued (a queued turn, docs/design.md §8) then TurnStarted or TurnCancelled.
     if (first.event.type !== 'TurnStarted' && first.event.type !== 'TurnQueued') this.v('I1', `first event is ${first.event.type}, not TurnStarted`, first);
   }
 

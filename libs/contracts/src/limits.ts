@@ -45,12 +45,12 @@ export type TurnLimits = z.infer<typeof TurnLimitsSchema>;
 
 export const DEFAULT_LIMITS: TurnLimits = TurnLimitsSchema.parse({});
 
-/** A steer's `ttlMs` (docs/design.md §8.3). */
+/** A steer's `ttlMs` (docs/design.md §2, "Expiry"). */
 export const STEER_TTL_MS = { min: 1_000, max: 3_600_000 } as const;
 /** Turns a conversation may hold queued behind its running one. */
 export const MAX_QUEUED_TURNS = 10;
 
-/** Tool-call approvals (docs/design.md §8.2): which tools wait for a person, and for how long at most. */
+/** Tool-call approvals (docs/design.md §9): which tools wait for a person, and for how long at most. */
 export const APPROVALS = { maxTools: 100, nameMax: 64, timeoutMs: { min: 1_000, max: 86_400_000 } } as const;
 
 export const ApprovalPolicySchema = z

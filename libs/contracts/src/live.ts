@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Live output (docs/design.md §8.1): messages on core NATS subject
+ * Live output (docs/design.md §11): messages on core NATS subject
  * `<prefix>.live.<tenantId>.<conversationId>`, never stored in the log. They
  * show a turn at work; the facts are still the events (a step's deltas joined
  * are the text its ModelResponded records). Missed ones are not replayed.

@@ -1,5 +1,5 @@
 /**
- * Bounds a tool's output or a model's answer (docs/design.md §8.8): text over the
+ * Bounds a tool's output or a model's answer (docs/design.md §14): text over the
  * bound is cut at a UTF-8 character boundary and ends with a marker the model
  * and every reader can see, e.g. `… [truncated: 5 242 880 bytes, limit 262 144]`.
  * The result, marker included, is never longer than the limit in UTF-8 bytes.

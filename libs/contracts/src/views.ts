@@ -21,7 +21,7 @@ export interface SteerView {
   settledAt?: string;
 }
 
-/** A tool call waiting for a person's decision (docs/design.md §8.2). */
+/** A tool call waiting for a person's decision (docs/design.md §9). */
 export interface PendingApproval {
   toolCallId: string;
   step: number;

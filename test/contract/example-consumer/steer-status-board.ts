@@ -1,16 +1,9 @@
 // An example of a service another team would write: it follows the steer events
 // and keeps a status table per steer. It is built only on the consumer kit in
-// @steerline/contracts — no engine, gateway or persistence code — so what it
+// @steerline/contracts and @steerline/runtime — no engine, gateway or persistence code — so what it
 // needs is what any outside consumer has.
-import {
-  STEER_EVENTS,
-  consumeEvents,
-  type ConsumeEventsOptions,
-  type EventConsumer,
-  type EventType,
-  type Receipt,
-  type SteerlineEvent,
-} from '@steerline/contracts';
+import { STEER_EVENTS, type EventType, type Receipt, type SteerlineEvent } from '@steerline/contracts';
+import { consumeEvents, type ConsumeEventsOptions, type EventConsumer } from '@steerline/runtime';
 
 /** One row per steer, shaped like the receipt the HTTP API answers with. */
 export type SteerRow = Receipt & { conversationId: string };

@@ -6,13 +6,12 @@ import {
   StartTurnCommand,
   SteerlineError,
   parseBody,
-  request,
-  serve,
   uuidv7,
   type StartTurnAnswer,
   type SteerlineEventOf,
   type Subjects,
 } from '@steerline/contracts';
+import { request, serve } from '@steerline/runtime';
 import { Logger } from '@nestjs/common';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { TurnRegistry } from '../turn/turn.registry';

@@ -8,12 +8,11 @@ import {
   SubmitConversationSteerCommand,
   SubmitSteerCommand,
   WithdrawSteerCommand,
-  answer,
   parseBody,
   uuidv7,
-  type ServeErrorHandler,
   type Subjects,
 } from '@steerline/contracts';
+import { answer, type ServeErrorHandler } from '@steerline/runtime';
 import type { TurnRegistry } from '../turn/turn.registry';
 import type { TurnRunner } from '../turn/turn.runner';
 

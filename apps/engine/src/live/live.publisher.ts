@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { encodeJson, type LiveMessage, type Subjects } from '@steerline/contracts';
+import { type LiveMessage, type Subjects } from '@steerline/contracts';
+import { encodeJson } from '@steerline/runtime';
 
 /** What a running call reports while it works; never stored, so never awaited. */
 export interface ToolProgressReport {
@@ -7,7 +8,7 @@ export interface ToolProgressReport {
   message?: string;
 }
 
-/** One turn's live output: fire-and-forget core NATS publishes (docs/design.md §8.1). */
+/** One turn's live output: fire-and-forget core NATS publishes (docs/design.md §11). */
 export interface TurnLive {
   /** The delta sink of one model request: indexes are gapless from 0 per call. */
   deltas(step: number): (text: string) => void;

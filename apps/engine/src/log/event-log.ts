@@ -1,14 +1,7 @@
 import { InvalidArgumentError, headers, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, PubHeaders, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
-import {
-  isSteerEventType,
-  EVENT_TYPE_HEADER,
-  JS_WRONG_LAST_SEQUENCE,
-  STEER_ID_HEADER,
-  encodeEvent,
-  jetStreamErrorCode,
-  type SteerlineEvent,
-} from '@steerline/contracts';
+import { jetstream, JetStreamApiCodes, PubHeaders, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
+import { isSteerEventType, EVENT_TYPE_HEADER, STEER_ID_HEADER, encodeEvent, type SteerlineEvent } from '@steerline/contracts';
+import { jetStreamErrorCode } from '@steerline/runtime';
 
 /** Another writer appended to the conversation first: this writer is stale (fenced). */
 export class StaleWriterError extends Error {
@@ -143,7 +136,7 @@ export class EventLog {
         this.appended(event);
         return seq;
       } catch (err) {
-        if (jetStreamErrorCode(err) === JS_WRONG_LAST_SEQUENCE) throw new StaleWriterError(subject);
+        if (jetStreamErrorCode(err) === JetStreamApiCodes.StreamWrongLastSequence) throw new StaleWriterError(subject);
         // nats.js checks max_payload before sending: nothing was written, and nothing would be on a retry.
         if (err instanceof InvalidArgumentError) throw new UnappendableEventError(subject, event, expectedLastSeq, err);
         if (Date.now() >= deadline) throw new LogUnavailableError(err);

@@ -1,5 +1,5 @@
 /**
- * Hands a model's streamed text on as live deltas (docs/design.md §8.1) across the
+ * Hands a model's streamed text on as live deltas (docs/design.md §11) across the
  * attempts of one model call. A stream that breaks is retried as a whole
  * answer: what the new attempt writes again is not sent twice, so the deltas
  * of a step joined stay its recorded text. Should a retried answer differ

@@ -13,7 +13,7 @@ export interface ModelRequest {
   messages: readonly ChatMessage[];
   tools: readonly ToolSpec[];
   /**
-   * Text as it is produced (docs/design.md §8.1), for live output only: joined, the
+   * Text as it is produced (docs/design.md §11), for live output only: joined, the
    * deltas of an answer are its text. A provider that retries a broken stream
    * sends nothing of the failed attempt it has not sent already — so it must
    * buffer or only stream an attempt it keeps.

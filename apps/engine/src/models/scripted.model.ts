@@ -27,7 +27,7 @@ export class ScriptedModel implements ModelProvider {
 }
 
 /**
- * Writes the answer word by word spread over the step's delay (docs/design.md §8.1),
+ * Writes the answer word by word spread over the step's delay (docs/design.md §11),
  * or at once without one; the words joined are the text, whitespace included.
  */
 async function stream(text: string, delayMs: number, onDelta: ((text: string) => void) | undefined, signal: AbortSignal): Promise<void> {

@@ -1,7 +1,8 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { decodeJson, encodeJson, type Subjects } from '@steerline/contracts';
+import { type Subjects } from '@steerline/contracts';
+import { decodeJson, encodeJson } from '@steerline/runtime';
 
 export interface OwnedTurn {
   turnId: string;

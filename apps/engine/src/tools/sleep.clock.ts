@@ -8,7 +8,7 @@ interface Sleeper {
 }
 
 /**
- * The built-in `sleep`'s progress (docs/design.md §8.1: at its start and at
+ * The built-in `sleep`'s progress (docs/design.md §11: at its start and at
  * least every `reportEveryMs`), reported by one clock for every running
  * sleep. A timer per sleep and slice made each report its own event-loop turn
  * and its own socket write: an engine with 100 000 sleeping turns spent its

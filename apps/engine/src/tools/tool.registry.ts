@@ -8,7 +8,7 @@ export interface ToolCallContext {
   turnId: string;
   step: number;
   toolCallId: string;
-  /** Reports how the call is going (live output, docs/design.md §8.1; an MCP server's progress notifications); cheap, never awaited. */
+  /** Reports how the call is going (live output, docs/design.md §11; an MCP server's progress notifications); cheap, never awaited. */
   progress?: (update: ToolProgressUpdate) => void;
   /** The engine's bound on the output; a remote service cuts to it so the marker names the true size. */
   maxOutputBytes?: number;
@@ -64,7 +64,7 @@ export const BUILTIN_TOOLS: Tool[] = [
     async run(args, signal, call) {
       const ms = Number(args.ms);
       if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SLEEP_MS) throw new ToolError('invalid_arguments', `ms must be an integer from 0 to ${MAX_SLEEP_MS}`);
-      // Progress at its start and at least every 400 ms (docs/design.md §8.1).
+      // Progress at its start and at least every 400 ms (docs/design.md §11).
       await sleepClock.sleep(ms, signal, call?.progress);
       return `slept ${ms} ms`;
     },

@@ -40,7 +40,7 @@ const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
 
 /**
  * The conversations this engine writes, each with the turns queued behind its
- * running turn (docs/design.md §8.3). A line lives while a turn of its
+ * running turn (docs/design.md §8). A line lives while a turn of its
  * conversation runs here or one is queued; the registry starts the queued
  * turns in order as each running one ends.
  */

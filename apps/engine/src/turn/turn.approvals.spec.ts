@@ -6,7 +6,7 @@ import { answerCalling, answerText, approve, deny, newTurnState, run, startComma
 
 const sleepNeedsApproval = startCommand({}, { tools: ['sleep'] });
 
-describe('turn decider: tool-call approvals (docs/design.md §8.2)', () => {
+describe('turn decider: tool-call approvals (docs/design.md §9)', () => {
   it('a call of a listed tool waits for approval while an unlisted one starts at once', () => {
     const { events, state } = run([sleepNeedsApproval, answerCalling(1, 'sleep', 'echo')]);
     expect(types(events).slice(-3)).toEqual(['ModelResponded', 'ToolApprovalRequested', 'ToolCallStarted']);
@@ -106,7 +106,7 @@ describe('turn decider: tool-call approvals (docs/design.md §8.2)', () => {
   });
 });
 
-describe('turn decider: approvals of a resumed turn (docs/design.md §8.2, §8.4)', () => {
+describe('turn decider: approvals of a resumed turn (docs/design.md §9, §10)', () => {
   const resume = (limit = 3) => ({ type: 'ResumeTurn', engineId: 'engine-next', limit, rerunnable: ['sleep', 'echo'] }) as const;
   /** The state another engine rebuilds from the first `n` events the log kept. */
   const fromLog = (events: ReturnType<typeof run>['events'], n: number) => events.slice(0, n).reduce(evolve, newTurnState());

@@ -14,7 +14,7 @@ export type TurnCommand =
   | { type: 'ExpireSteer'; steerId: string }
   /**
    * `nextTurnId`: an id the shell mints for the follow-up turn, used only if
-   * this answer moves the turn's first `next_turn` steer (docs/design.md §8.3).
+   * this answer moves the turn's first `next_turn` steer (docs/design.md §2, "At a turn's end").
    */
   | { type: 'RecordModelAnswer'; step: number; text: string; toolCalls: ToolCall[]; usage?: Usage; nextTurnId?: string }
   /**

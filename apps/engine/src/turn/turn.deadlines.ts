@@ -4,7 +4,7 @@ import { hasRun, pendingApprovals, type TurnState } from './turn.state';
 
 /**
  * The timers of one running turn: approval timeouts of calls waiting for a
- * person (docs/design.md §8.2) and deadlines of queued steers (§8.3). Each only
+ * person (docs/design.md §9) and deadlines of queued steers (§2, "Expiry"). Each only
  * sends a command; the decider refuses it when a decision or a boundary came
  * first. They live in the runner's memory, so an engine that adopts the turn
  * arms them again from the log (`rearm`).

@@ -16,7 +16,7 @@ const Action = fc.record({
 });
 type Action = typeof Action extends fc.Arbitrary<infer T> ? T : never;
 
-/** A turn started at once, or queued first and then started or cancelled (docs/design.md §8.3). */
+/** A turn started at once, or queued first and then started or cancelled (docs/design.md §8). */
 const Opening = fc.constantFrom('start', 'start', 'queueThenStart', 'queueThenCancel');
 
 /** No policy, one tool's calls, or every call waits for a decision. */
@@ -167,7 +167,7 @@ describe('turn decider under random interleavings', () => {
         const steerCommandsDecided = events.filter((e) => e.type === 'ToolApprovalDecided' && e.data.by === 'cancel');
         expect(steerCommandsDecided.every((e) => events.some((t) => t.seq > e.seq && (t.type === 'TurnCancelled' || t.type === 'TurnFailed' || t.type === 'TurnResumed')))).toBe(true);
         if (!approvals) expect(events.some((e) => e.type === 'ToolApprovalRequested')).toBe(false);
-        // §8.3: a drop/next_turn steer never reaches the model at a text-only end; a moved one names the one follow-up turn.
+        // docs/design.md §2, "At a turn's end": a drop/next_turn steer never reaches the model at a text-only end; a moved one names the one follow-up turn.
         for (const e of events) {
           if (e.type !== 'SteeringDelivered' || e.data.boundary !== 'turn_end') continue;
           const q = events.find((x) => x.type === 'SteerQueued' && x.data.steerId === e.data.steerId)!;

@@ -27,7 +27,7 @@ export type TurnEventDraft = { [T in TurnEventType]: { type: T; data: EventData<
 export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[] {
   if (command.type === 'StartTurn') return startTurn(command, state);
   if (command.type === 'QueueTurn') return queueTurn(command, state);
-  // A queued turn can only start or be cancelled, never both (docs/design.md §8.3).
+  // A queued turn can only start or be cancelled, never both (docs/design.md §8).
   if (state.status === 'queued' && command.type === 'CancelTurn') return [{ type: 'TurnCancelled', data: { steps: 0, reason: command.reason } }];
   if (state.status !== 'running') {
     // Every steer of an ended turn is settled: these answer with its fate.
@@ -77,7 +77,7 @@ const abandonMessage = {
 } as const;
 
 /**
- * A turn picked up from its log by another engine (docs/design.md §8.4). What
+ * A turn picked up from its log by another engine (docs/design.md §10). What
  * was decided before the crash but not yet appended is decided again here: the
  * first request, the calls of an answer whose starts (or approval requests) were
  * cut off, an approved call that never started, a boundary whose events were not
@@ -145,7 +145,7 @@ function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAns
   return [responded, ...boundary(after(state, [responded]), 'turn_end', command.nextTurnId)];
 }
 
-/** A call of a tool the turn's policy lists waits for a decision; any other starts at once (docs/design.md §8.2). */
+/** A call of a tool the turn's policy lists waits for a decision; any other starts at once (docs/design.md §9). */
 function requestOrStart(state: RunningTurn, step: number, c: ToolCall): TurnEventDraft {
   const data = { step, toolCallId: c.id, name: c.name, args: c.args };
   return needsApproval(state.spec.approvals, c.name) ? { type: 'ToolApprovalRequested', data } : { type: 'ToolCallStarted', data };
@@ -208,7 +208,7 @@ function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResul
 /**
  * A tool boundary or a text-only end: drain the whole queue FIFO into the next
  * model request, or end the turn when a limit says so. At a text-only end only
- * `continue` steers can be drained (docs/design.md §8.3).
+ * `continue` steers can be drained (docs/design.md §2, "At a turn's end").
  */
 function boundary(state: RunningTurn, kind: Boundary, nextTurnId?: string): TurnEventDraft[] {
   if (kind === 'turn_end') {

@@ -91,7 +91,7 @@ export const deny = (step: number, i = 0, by: 'user' | 'timeout' = 'user', reaso
 /** A model answer calling `names` in order (ids call_<step>_<i>). */
 export const answerCalling = (step: number, ...names: string[]): TurnCommand => ({ type: 'RecordModelAnswer', step, text: '', toolCalls: names.map((n, i) => call(step, i, n)) });
 export const NEXT_TURN_ID = '0190a000-0000-7000-8000-0000000000f1';
-/** A steer with its own lifecycle options (docs/design.md §8.3). */
+/** A steer with its own lifecycle options (docs/design.md §2, "Steer options"). */
 export const steerWith = (n: number, opts: { onTurnEnd?: 'continue' | 'drop' | 'next_turn'; expiresAt?: string }, text = `steer ${n}`): TurnCommand => ({ type: 'SubmitSteer', steerId: steerId(n), text, ...opts });
 /** A text-only answer, with the follow-up turn id the runner always offers. */
 export const answerEnd = (step: number, text = 'done'): TurnCommand => ({ type: 'RecordModelAnswer', step, text, toolCalls: [], nextTurnId: NEXT_TURN_ID });

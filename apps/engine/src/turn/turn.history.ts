@@ -4,7 +4,7 @@ import { initialState, type QueuedTurn } from './turn.state';
 
 /**
  * The id of a turn of the conversation that has not ended: running, or queued
- * and not yet started or cancelled (docs/design.md §8.3). A new turn may start only
+ * and not yet started or cancelled (docs/design.md §8). A new turn may start only
  * when there is none.
  */
 export function busyTurn(events: TurnEvent[]): string | undefined {

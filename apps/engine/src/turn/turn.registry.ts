@@ -5,18 +5,16 @@ import {
   DEFAULT_LIMITS,
   DEFAULT_MODEL,
   SteerlineError,
-  lastMessage,
   messagesOf,
-  readConversation,
   uuidv7,
   type ChatMessage,
   type ModelSpec,
   type StartTurnAnswer,
   type StartTurnCommand,
-  type StoredEvent,
   type Subjects,
   type TurnEvent,
 } from '@steerline/contracts';
+import { lastMessage, readConversation, type StoredEvent } from '@steerline/runtime';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { ModelRegistry } from '../models/model.registry';
 import type { ToolRegistry } from '../tools/tool.registry';
@@ -44,7 +42,7 @@ export interface RegistryDeps {
   subscribeQueued: LinesDeps['subscribeQueued'];
   /** Bound on one tool output or model answer, in UTF-8 bytes. */
   maxOutputBytes: () => number;
-  /** Publishes live output (docs/design.md §8.1); absent, turns run without it. */
+  /** Publishes live output (docs/design.md §11); absent, turns run without it. */
   live?: LivePublisher;
 }
 
@@ -96,7 +94,7 @@ export class TurnRegistry {
    * runs), then appends TurnStarted guarded by the conversation's last sequence,
    * so two engines racing to start turns of one conversation cannot both win.
    * With `whenBusy: "queue"`, a conversation this engine runs a turn of gets the
-   * turn queued instead (docs/design.md §8.3).
+   * turn queued instead (docs/design.md §8).
    */
   async start(command: StartTurnCommand): Promise<StartTurnAnswer> {
     const { tenantId, conversationId } = command;
@@ -170,7 +168,7 @@ export class TurnRegistry {
   }
 
   /**
-   * Takes over a running turn whose engine is gone (docs/design.md §8.4):
+   * Takes over a running turn whose engine is gone (docs/design.md §10):
    * rebuilds its state from the log, claims it, and appends TurnResumed guarded
    * by the conversation's last sequence — so of two engines adopting at once
    * only one goes on, and a frozen former owner is fenced. The claim is only

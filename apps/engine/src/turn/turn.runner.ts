@@ -169,7 +169,7 @@ export class TurnRunner {
     return receiptOf(this.logged, steerId)!;
   }
 
-  /** A person's decision on a waiting call; the same decision again answers the same (docs/design.md §8.2). */
+  /** A person's decision on a waiting call; the same decision again answers the same (docs/design.md §9). */
   async decideApproval(toolCallId: string, decision: ApprovalDecision, reason?: string): Promise<ApprovalAnswer> {
     await this.run({ type: 'DecideApproval', toolCallId, decision, by: 'user', ...(reason !== undefined && { reason }) }).catch(rethrowAsUnavailable);
     return approvalAnswerOf(this.logged, toolCallId)!;

@@ -9,7 +9,7 @@ const edit = (n: number, text: string) => ({ type: 'EditSteer', steerId: steerId
 const expire = (n: number) => ({ type: 'ExpireSteer', steerId: steerId(n) }) as const;
 const valid = (events: LoggedEvent['event'][]) => checkInvariants(events.map((event) => ({ event })), { requireSettled: true });
 
-describe('turn decider: a steer’s own lifecycle (docs/design.md §8.3)', () => {
+describe('turn decider: a steer’s own lifecycle (docs/design.md §2)', () => {
   describe('onTurnEnd', () => {
     it('at a text-only end, continue steers are delivered, drop steers dropped turn_ended, next_turn steers moved, drops in position order', () => {
       const { events, state } = run([
@@ -102,7 +102,7 @@ describe('turn decider: a steer’s own lifecycle (docs/design.md §8.3)', () =>
   });
 });
 
-describe('turn decider: queued turns (docs/design.md §8.3)', () => {
+describe('turn decider: queued turns (docs/design.md §8)', () => {
   const queue: TurnCommand = { type: 'QueueTurn', prompt: 'after that', model: { provider: 'scripted', name: 'scripted', script: [] }, limits: DEFAULT_LIMITS, position: 1 };
 
   it('a queued turn records TurnQueued, then starts with TurnStarted as seq 2', () => {

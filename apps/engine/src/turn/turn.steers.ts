@@ -4,7 +4,7 @@ import type { TurnEventDraft } from './turn.decider';
 import { hasRun, type RunningTurn, type SteerRecord, type TurnState } from './turn.state';
 
 /*
- * A steer's own lifecycle (docs/design.md §2, §8.3): accept, withdraw, edit, expire,
+ * A steer's own lifecycle (docs/design.md §2): accept, withdraw, edit, expire,
  * and what a text-only end does with `drop` and `next_turn` steers. Pure, like
  * the rest of the decider; each function answers for one command or one moment.
  */

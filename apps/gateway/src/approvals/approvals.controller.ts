@@ -6,7 +6,7 @@ import { JsonBody, ToolCallIdPipe, UuidPipe } from '../http/params';
 import { EngineClient } from '../nats/engine.client';
 import { ApprovalDecisionBody } from './approval-bodies';
 
-/** docs/design.md §8.2: a person approves or denies a tool call that waits for them. */
+/** docs/design.md §9: a person approves or denies a tool call that waits for them. */
 @Controller('v1')
 export class ApprovalsController {
   constructor(@Inject(EngineClient) private readonly engine: EngineClient) {}

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Match, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import type { StoredMsg } from '@nats-io/jetstream';
-import { decodeJson, EVENT_TYPE_HEADER, type Subjects } from '@steerline/contracts';
+import { RepublishHeaders, type StoredMsg } from '@nats-io/jetstream';
+import { EVENT_TYPE_HEADER, type Subjects } from '@steerline/contracts';
+import { decodeJson } from '@steerline/runtime';
 import { EventLogClient } from '../nats/event-log.client';
 import { NATS_CONNECTION, SUBJECTS } from '../nats/nats.tokens';
 import { sseEvent, sseLive } from './sse';
@@ -71,7 +72,7 @@ interface Tail {
  * while someone watches, one to its live messages. Reference-counted: the
  * first watcher or waiter subscribes, the last one to leave unsubscribes. No
  * JetStream consumer is held, and events of conversations nobody here
- * watches never reach this gateway (docs/design.md §8.7).
+ * watches never reach this gateway (docs/design.md §15).
  *
  * On a stream without the republish rule (made by an older release; NATS
  * cannot add it later) the tail subscribes to the conversation's event
@@ -267,8 +268,8 @@ export function frameOf(m: StoredMsg): string {
 
 function fanOutStored(tail: Tail, msg: Msg): void {
   const members = tail.members;
-  const seq = Number(msg.headers?.get('Nats-Sequence'));
-  const last = Number(msg.headers?.get('Nats-Last-Sequence') || 0);
+  const seq = Number(msg.headers?.get(RepublishHeaders.Sequence));
+  const last = Number(msg.headers?.get(RepublishHeaders.LastSequence) || 0);
   if (!Number.isSafeInteger(seq) || seq <= 0 || !Number.isSafeInteger(last)) return;
   const type = msg.headers?.get(EVENT_TYPE_HEADER, Match.IgnoreCase) || typeOf(msg.data);
   // The stored bytes are the event: sent as they are, never re-encoded.

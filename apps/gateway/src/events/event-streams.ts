@@ -17,7 +17,7 @@ export interface StreamRequest {
   clientKey: string;
   /** The last stream sequence the client has; events after it are sent. */
   after: number;
-  /** Interleave live messages (docs/design.md §8.1); `?live=0` leaves them out. */
+  /** Interleave live messages (docs/design.md §11); `?live=0` leaves them out. */
   live: boolean;
 }
 

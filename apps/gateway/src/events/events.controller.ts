@@ -7,7 +7,7 @@ import { UuidPipe } from '../http/params';
 import { EventStreams } from './event-streams';
 import { resumeAfter } from './sse';
 
-/** docs/design.md §5 and §8.1: a conversation's events as Server-Sent Events, resumable with Last-Event-ID, with live output. */
+/** docs/design.md §5 and §11: a conversation's events as Server-Sent Events, resumable with Last-Event-ID, with live output. */
 @Controller('v1/conversations')
 export class EventsController {
   constructor(@Inject(EventStreams) private readonly streams: EventStreams) {}

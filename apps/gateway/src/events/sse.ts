@@ -10,7 +10,7 @@ export function sseEvent(id: number, type: string, data: string): string {
 }
 
 /**
- * A live message (docs/design.md §8.1): an event WITHOUT an `id:` line, so a
+ * A live message (docs/design.md §11): an event WITHOUT an `id:` line, so a
  * client's Last-Event-ID stays the stream sequence of the last stored event.
  */
 export function sseLive(type: string, data: string): string {

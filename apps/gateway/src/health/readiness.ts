@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { natsAuthProblem } from '@steerline/contracts';
+import { natsAuthProblem } from '@steerline/runtime';
 import { NATS_CONNECTION } from '../nats/nats.tokens';
 import { EventLogClient } from '../nats/event-log.client';
 import { ReadModelsClient } from '../nats/read-models.client';

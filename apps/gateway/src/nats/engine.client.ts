@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
-  request,
   type ApprovalAnswer,
   SteerlineError,
   type CancelTurnCommand,
@@ -16,6 +15,7 @@ import {
   type Subjects,
   type WithdrawSteerCommand,
 } from '@steerline/contracts';
+import { request } from '@steerline/runtime';
 import { COMMAND_TIMEOUT_MS, NATS_CONNECTION, SUBJECTS } from './nats.tokens';
 import { EventLogClient } from './event-log.client';
 import { ReadModelsClient } from './read-models.client';

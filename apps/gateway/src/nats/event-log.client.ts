@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, JetStreamApiCodes, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
-import { isTerminalTurnEvent, jetStreamErrorCode, lastMessage, lastMessageSeq, republishesStored, SteerlineError, type Subjects } from '@steerline/contracts';
+import { isTerminalTurnEvent, SteerlineError, type Subjects } from '@steerline/contracts';
+import { jetStreamErrorCode, lastMessage, lastMessageSeq, republishesStored } from '@steerline/runtime';
 import { NATS_CONNECTION, SUBJECTS } from './nats.tokens';
 
 /** Reads of the event log itself (not the read models, which lag it). */

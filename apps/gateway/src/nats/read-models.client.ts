@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
-  request,
   type ConversationPage,
   type ConversationQuery,
   type ConversationListPage,
@@ -11,6 +10,7 @@ import {
   type Subjects,
   type TurnView,
 } from '@steerline/contracts';
+import { request } from '@steerline/runtime';
 import { NATS_CONNECTION, QUERY_TIMEOUT_MS, SUBJECTS } from './nats.tokens';
 
 export interface HealthReply {

@@ -1,4 +1,5 @@
-import { uuidv7, type Logger } from '@steerline/contracts';
+import { uuidv7 } from '@steerline/contracts';
+import { type Logger } from '@steerline/runtime';
 import { pinoHttp } from 'pino-http';
 import type { HttpRequest, HttpResponse } from '../http/http.types';
 import type { GatewayMetrics } from './metrics';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { jetstream, JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { decodeJson, encodeJson } from '@steerline/contracts';
+import { decodeJson, encodeJson } from '@steerline/runtime';
 import type { SharedBucket } from './lease';
 
 /** A shared bucket as read, with the revision a write must expect. */

@@ -10,7 +10,7 @@ import { SharedRateLimiter } from './shared-rate-limiter';
 /** KV values live at least this long unwritten (and always long enough to refill a whole burst). */
 const MIN_TTL_MS = 60_000;
 
-/** The per-key limiter every gateway of the deployment shares (docs/design.md §8.7). */
+/** The per-key limiter every gateway of the deployment shares (docs/design.md §15). */
 export function rateLimiterProvider(limit: RateLimit): Provider {
   return {
     provide: SharedRateLimiter,

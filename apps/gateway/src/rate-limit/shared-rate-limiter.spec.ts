@@ -1,6 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, SteerlineError, uuidv7 } from '@steerline/contracts';
+import { SteerlineError, uuidv7 } from '@steerline/contracts';
+import { connectNats } from '@steerline/runtime';
 import { NATS_URL } from '../testing/harness';
 import { BucketStore } from './bucket-store';
 import { leaseSize } from './lease';

@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, subjects, uuidv7, type SteerlineEvent, type TurnView } from '@steerline/contracts';
+import { subjects, uuidv7, type SteerlineEvent, type TurnView } from '@steerline/contracts';
+import { connectNats } from '@steerline/runtime';
 import { ConversationTails } from '../events/conversation-tails';
 import { EventLogClient } from '../nats/event-log.client';
 import { ReadModelsClient } from '../nats/read-models.client';

@@ -75,7 +75,7 @@ export class SteersController {
     return answerReceipt(res, await this.steers.read(tenantId, turnId, steerId, wait, clientGone(res)));
   }
 
-  /** docs/design.md §8.3: decided by the turn's owner, so an edit and the boundary never both win. */
+  /** docs/design.md §2, "Edit": decided by the turn's owner, so an edit and the boundary never both win. */
   @Patch('turns/:tid/steers/:sid')
   @ApiDoc({
     summary: 'Edit a queued steer’s text (same position); the model reads the last edit',

@@ -1,11 +1,8 @@
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import {
   eventVersion,
-  connectNats,
   encodeEvent,
   EVENT_TYPE_HEADER,
-  jetstreamManager,
-  serve,
   STEER_ID_HEADER,
   subjects,
   uuidv7,
@@ -13,6 +10,7 @@ import {
   type SteerlineEvent,
   type Subjects,
 } from '@steerline/contracts';
+import { connectNats, jetstreamManager, serve } from '@steerline/runtime';
 import { startGateway, type RunningGateway } from '../app';
 import { loadGatewayConfig } from '../config';
 import { jsonLogger } from '../logger';

@@ -8,9 +8,7 @@ import {
   EVENT_TYPE_HEADER,
   ReceiptSchema,
   checkInvariants,
-  connectNats,
   encodeEvent,
-  request,
   subjects,
   uuidv7,
   type ConversationView,
@@ -19,6 +17,7 @@ import {
   type Subjects,
   type TurnView,
 } from '@steerline/contracts';
+import { connectNats, request } from '@steerline/runtime';
 import { TENANT, TurnLog, conversationCreated } from '../../../../test/support/turn-log';
 import { eventually, PG_URL } from '../../../../test/support/env';
 import { startPersistence, type PersistenceApp } from '../app';

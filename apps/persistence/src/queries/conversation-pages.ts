@@ -11,7 +11,7 @@ import { MessageEntity, SteerEntity, TurnEntity } from '../read-models/entities'
 import { toChatMessage, toSteerView, toTurnView } from '../read-models/views';
 
 /**
- * Builds one page of a conversation read (docs/design.md §8.8, `qry.conversation`): the
+ * Builds one page of a conversation read (docs/design.md §14, `qry.conversation`): the
  * sections in order from the query's cursor, each item measured as the JSON it
  * will be, until the next would pass `budgetBytes`. A page holds at least one
  * item, so a read always advances; an item alone over the budget makes that

@@ -1,7 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import type { EntityManager } from 'typeorm';
-import { SteerlineError, connectNats, subjects } from '@steerline/contracts';
+import { SteerlineError, subjects } from '@steerline/contracts';
+import { connectNats } from '@steerline/runtime';
 import type { PersistenceConfig } from '../config';
 import { openReadModels } from '../migrations/database';
 import { countTroubles } from '../read-models/store';

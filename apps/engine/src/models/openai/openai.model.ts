@@ -44,7 +44,7 @@ export class OpenAIModel implements ModelProvider {
       messages: toOpenAIMessages(request.messages),
       // Some servers refuse an empty tools array.
       ...(request.tools.length ? { tools: toOpenAITools(request.tools) } : {}),
-      // Streamed, so the answer shows while it is written (docs/design.md §8.1); usage comes in the last chunk.
+      // Streamed, so the answer shows while it is written (docs/design.md §11); usage comes in the last chunk.
       stream: true as const,
       stream_options: { include_usage: true },
     };

@@ -1,13 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import {
-  ToolServiceDescriptionSchema,
-  decodeJson,
-  describeTools,
-  toolSubjects,
-  type ToolServiceDescription,
-  type ToolSubjects,
-} from '@steerline/contracts';
+import { ToolServiceDescriptionSchema, toolSubjects, type ToolServiceDescription, type ToolSubjects } from '@steerline/contracts';
+import { decodeJson, describeTools } from '@steerline/runtime';
 import type { Tool, ToolSource } from '../tool.registry';
 import { remoteTool } from './remote-tool';
 

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
-import { ToolFailure, connectNats, encodeJson, serveTools, toolSubjects, type ServedTool, type ToolServer } from '@steerline/contracts';
+import { toolSubjects } from '@steerline/contracts';
+import { ToolFailure, connectNats, encodeJson, serveTools, type ServedTool, type ToolServer } from '@steerline/runtime';
 import { ToolError } from '../tool.registry';
 import { RemoteToolDirectory } from './remote-tool.directory';
 import { remoteTool } from './remote-tool';

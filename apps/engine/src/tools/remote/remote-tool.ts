@@ -3,15 +3,13 @@ import {
   ToolCallProgressSchema,
   ToolCallReplySchema,
   ToolDescriptorSchema,
-  decodeJson,
-  encodeJson,
-  publishSafely,
   uuidv7,
   type ToolCallRequest,
   type ToolCancel,
   type ToolDescriptor,
   type ToolSubjects,
 } from '@steerline/contracts';
+import { decodeJson, encodeJson, publishSafely } from '@steerline/runtime';
 import { ToolError, type Tool, type ToolCallContext } from '../tool.registry';
 
 /**

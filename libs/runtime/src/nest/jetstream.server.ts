@@ -3,10 +3,8 @@ import { Logger } from '@nestjs/common';
 import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { consumeEvents, type EventConsumer, type EventMeta } from '../consumer-kit';
-import { SteerlineError } from '../errors';
-import { EVENT_TYPES, type EventType, type SteerlineEvent } from '../events';
+import { EVENT_TYPES, type EventType, SteerlineError, type SteerlineEvent, type UpcasterRegistry } from '@steerline/contracts';
 import { connectNats } from '../nats';
-import type { UpcasterRegistry } from '../upcasters';
 import { JetStreamEventContext } from './jetstream.context';
 
 export interface JetStreamEventsOptions {

@@ -13,7 +13,7 @@ import {
 /**
  * The one place the environment becomes NATS connection security, for every
  * service, the tool and consumer kits' own programs, the bench, audit and
- * rebuild (docs/design.md §13):
+ * rebuild (docs/design.md §19):
  *
  * - `NATS_USER` + `NATS_PASSWORD`, or `NATS_TOKEN`, or `NATS_CREDS` (a JWT
  *   `.creds` file, or a file holding an NKEY seed), or `NATS_NKEY_SEED_FILE`:

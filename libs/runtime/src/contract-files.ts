@@ -1,12 +1,19 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { asyncApiDocument } from './asyncapi';
-import { EVENT_TYPES, type EventType } from './events';
-import { eventJsonSchemas, type JsonSchema } from './json-schema';
+import {
+  compareSchemas,
+  CURRENT_VERSIONS,
+  DEFAULT_PREFIX,
+  EVENT_TYPES,
+  eventJsonSchemas,
+  type EventType,
+  type JsonSchema,
+  subjects,
+  type UpcasterRegistry,
+  upcasters as defaultUpcasters,
+} from '@steerline/contracts';
 import { streamConfig } from './nats';
-import { compareSchemas } from './schema-compat';
-import { DEFAULT_PREFIX, subjects } from './subjects';
-import { CURRENT_VERSIONS, upcasters as defaultUpcasters, type UpcasterRegistry } from './upcasters';
 
 /**
  * The generated contract files (paths relative to the repository) and the

@@ -1,6 +1,7 @@
 import { connect, type NatsConnection, type Msg, RequestError, TimeoutError } from '@nats-io/transport-node';
 import {
   jetstreamManager,
+  JetStreamApiCodes,
   JetStreamApiError,
   DeliverPolicy,
   DiscardPolicy,
@@ -10,13 +11,20 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from '@nats-io/jetstream';
-import { decodeEvent } from './decode';
-import { SteerlineError, type ErrorCode } from './errors';
-import { errorReply, okReply, unwrapReply, type Reply } from './commands';
-import type { SteerlineEvent } from './events';
-import { BODY_MAX_BYTES } from './limits';
+import {
+  BODY_MAX_BYTES,
+  decodeEvent,
+  type ErrorCode,
+  errorReply,
+  okReply,
+  type Reply,
+  SteerlineError,
+  type SteerlineEvent,
+  type Subjects,
+  unwrapReply,
+} from '@steerline/contracts';
 import { describeConnectFailure, natsSecurityOptions, watchNatsAuth } from './nats-auth';
-import type { Subjects } from './subjects';
+import { nestReply, nestRequest, type NestRequest } from './nest-envelope';
 import { maxPayload, publishSafely, tooLarge } from './safe-send';
 
 const NANOS_PER_MS = 1_000_000;
@@ -160,9 +168,14 @@ export function serve(nc: NatsConnection, subject: string, handler: Handler, opt
   });
 }
 
-/** Answers one request with `handler`'s result or its typed error (what `serve` does per message). */
+/**
+ * Answers one request with `handler`'s result or its typed error (what `serve` does per message).
+ * A request a Nest `ClientProxy` sent (`{pattern, data, id}`, see nest-envelope.ts) gets its
+ * `data` to the handler and the answer in Nest's shape.
+ */
 export async function answer(nc: NatsConnection, msg: Msg, handler: Handler, report: ServeErrorHandler): Promise<void> {
   let reply: Reply<unknown>;
+  let nest: NestRequest | undefined;
   try {
     if (msg.data.length > BODY_MAX_BYTES) throw new SteerlineError('payload_too_large', `message is larger than ${BODY_MAX_BYTES} bytes`);
     let body: unknown;
@@ -171,28 +184,40 @@ export async function answer(nc: NatsConnection, msg: Msg, handler: Handler, rep
     } catch {
       throw new SteerlineError('invalid_request', 'message is not valid JSON');
     }
-    reply = okReply(await handler(body, msg));
+    nest = nestRequest(body, msg.subject);
+    reply = okReply(await handler(nest ? nest.data : body, msg));
   } catch (err) {
     if (!(err instanceof SteerlineError)) report(err, { subject: msg.subject });
     reply = errorReply(err);
   }
-  if (msg.reply) replySafely(nc, msg.reply, reply, msg.subject, report);
+  const shape = nest ? (r: Reply<unknown>) => nestReply(nest.id, r) : (r: Reply<unknown>) => r;
+  if (msg.reply) replySafely(nc, msg.reply, shape(reply), msg.subject, report, shape);
 }
 
-/** Sends a reply; an oversized one is answered with its typed error instead. Never throws. */
-export function replySafely(nc: NatsConnection, inbox: string, reply: unknown, subject: string, report: ServeErrorHandler): void {
+/**
+ * Sends a reply; an oversized one is answered with its typed error instead. Never throws.
+ * `shape` puts that error in the caller's envelope (Nest's, for a Nest request).
+ */
+export function replySafely(
+  nc: NatsConnection,
+  inbox: string,
+  reply: unknown,
+  subject: string,
+  report: ServeErrorHandler,
+  shape: (error: Reply<never>) => unknown = (error) => error,
+): void {
   let data: Uint8Array;
   try {
     data = encodeJson(reply);
   } catch (err) {
     report(err, { subject });
-    data = encodeJson(errorReply(err));
+    data = encodeJson(shape(errorReply(err)));
   }
   const failure = publishSafely(nc, inbox, data);
   if (!failure) return;
   report(failure, { subject });
   // The caller still hears why, when the connection can carry the error.
-  if (failure.code === 'payload_too_large') publishSafely(nc, inbox, encodeJson(errorReply(failure)));
+  if (failure.code === 'payload_too_large') publishSafely(nc, inbox, encodeJson(shape(errorReply(failure))));
 }
 
 export interface StoredEvent {
@@ -315,16 +340,12 @@ export async function lastMessage(jsm: JetStreamManager, stream: string, subject
   return { seq: msg.seq, event: decoded.ok ? decoded.event : undefined };
 }
 
-/** JetStream API error codes this code base reacts to. */
-export const JS_NO_MESSAGE_FOUND = 10037;
-export const JS_WRONG_LAST_SEQUENCE = 10071;
-
 export function jetStreamErrorCode(err: unknown): number | undefined {
   return err instanceof JetStreamApiError ? err.code : undefined;
 }
 
 function isNoMessage(err: unknown): boolean {
-  return jetStreamErrorCode(err) === JS_NO_MESSAGE_FOUND;
+  return jetStreamErrorCode(err) === JetStreamApiCodes.NoMessageFound;
 }
 
 export { jetstreamManager };

@@ -1,5 +1,5 @@
 import type { NatsConnection, PublishOptions } from '@nats-io/transport-node';
-import { SteerlineError } from './errors';
+import { SteerlineError } from '@steerline/contracts';
 
 /**
  * NATS's own default, used only before the connection has heard the server's

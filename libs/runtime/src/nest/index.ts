@@ -1,4 +1,4 @@
-// `@steerline/contracts/nest`: the event stream as a Nest microservice transport.
+// `@steerline/runtime/nest`: the event stream as a Nest microservice transport.
 // A separate entry so that services using only the consumer kit need not load @nestjs/microservices.
 export * from './jetstream.context';
 export * from './jetstream.server';

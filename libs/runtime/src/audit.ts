@@ -1,7 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { InvariantChecker, type Violation } from './invariants';
+import { InvariantChecker, type Subjects, type Violation } from '@steerline/contracts';
 import { streamSubject } from './nats';
-import type { Subjects } from './subjects';
 
 export interface AuditReport {
   events: number;

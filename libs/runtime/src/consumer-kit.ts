@@ -8,38 +8,28 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { decodeEvent, type DecodeFailure } from './decode';
-import { SteerlineError } from './errors';
-import { EVENT_TYPES, type EventType, type SteerlineEvent } from './events';
-import type { DecodeOptions } from './event-reader';
+import {
+  decodeEvent,
+  DEFAULT_PREFIX,
+  EVENT_TYPE_HEADER,
+  EVENT_TYPES,
+  EventDecodeError,
+  parseEventSubject,
+  SteerlineError,
+  subjects,
+  type DecodeFailure,
+  type EventType,
+  type SteerlineEvent,
+  type Subjects,
+  type UpcasterRegistry,
+} from '@steerline/contracts';
 import { jetStreamErrorCode } from './nats';
-import { DEFAULT_PREFIX, EVENT_TYPE_HEADER, parseEventSubject, subjects, type Subjects } from './subjects';
-import type { UpcasterRegistry } from './upcasters';
 
 /**
  * The consumer kit: what a service outside this repository needs to follow
  * the steer events — decode (upcasting, tolerant of unknown fields, typed
  * failures), subjects (`subjects`, `parseEventSubject`) and `consumeEvents`.
  */
-
-/** An event message a consumer cannot read; `reason` says why (see `DecodeFailure`). */
-export class EventDecodeError extends SteerlineError {
-  constructor(
-    readonly reason: DecodeFailure['reason'],
-    message: string,
-    details: Record<string, unknown> = {},
-  ) {
-    super('invalid_request', message, { ...details, reason });
-    this.name = 'EventDecodeError';
-  }
-}
-
-/** Decodes one event or throws `EventDecodeError`. Unknown fields are dropped, never an error. */
-export function decodeOrThrow(payload: Uint8Array | string, opts: DecodeOptions = {}): SteerlineEvent {
-  const decoded = decodeEvent(payload, opts);
-  if (!decoded.ok) throw new EventDecodeError(decoded.reason, decoded.message);
-  return decoded.event;
-}
 
 export interface EventMeta {
   streamSeq: number;

@@ -1,26 +1,35 @@
+import { PubHeaders } from '@nats-io/jetstream';
 import { z } from 'zod';
 import {
   CancelTurnCommand,
+  ConversationQuery,
+  ConversationsQuery,
+  CreateConversationCommand,
+  CURRENT_VERSIONS,
   DecideApprovalCommand,
   EditSteerCommand,
-  ConversationQuery,
-  CreateConversationCommand,
+  EVENT_TYPE_HEADER,
+  EVENT_TYPES,
+  eventJsonSchema,
+  type EventType,
+  isSteerEventType,
+  type JsonSchema,
+  ModelDeltaSchema,
+  readerJsonSchema,
+  ReplyDataSchemas,
+  replySchema,
   StartTurnCommand,
+  STEER_ID_HEADER,
   SteerQuery,
+  subjects,
   SubmitConversationSteerCommand,
   SubmitSteerCommand,
+  ToolProgressSchema,
   TurnQuery,
   WithdrawSteerCommand,
-} from './commands';
-import { ConversationsQuery } from './conversation-list';
+} from '@steerline/contracts';
 import { eventConsumerConfig } from './consumer-kit';
-import { EVENT_TYPES, isSteerEventType, type EventType } from './events';
-import { eventJsonSchema, readerJsonSchema, type JsonSchema } from './json-schema';
-import { ModelDeltaSchema, ToolProgressSchema } from './live';
 import { streamConfig } from './nats';
-import { ReplyDataSchemas, replySchema } from './reply-schemas';
-import { EVENT_TYPE_HEADER, STEER_ID_HEADER, subjects } from './subjects';
-import { CURRENT_VERSIONS } from './upcasters';
 
 /**
  * The AsyncAPI 3.1 document of the NATS contract, built from the same zod
@@ -127,11 +136,11 @@ function eventHeaders(type: EventType): JsonSchema {
     type: 'object',
     properties: {
       [EVENT_TYPE_HEADER]: { type: 'string', const: type, description: 'Route or skip without parsing the body.' },
-      'Nats-Msg-Id': { type: 'string', description: 'The event id: a retried append is deduplicated by the stream.' },
-      'Nats-Expected-Last-Subject-Sequence': { type: 'string', description: 'Optimistic concurrency on the conversation subject.' },
+      [PubHeaders.MsgIdHdr]: { type: 'string', description: 'The event id: a retried append is deduplicated by the stream.' },
+      [PubHeaders.ExpectedLastSubjectSequenceHdr]: { type: 'string', description: 'Optimistic concurrency on the conversation subject.' },
       ...(steer && { [STEER_ID_HEADER]: { type: 'string', description: 'The steer id.' } }),
     },
-    required: [EVENT_TYPE_HEADER, 'Nats-Msg-Id', ...(steer ? [STEER_ID_HEADER] : [])],
+    required: [EVENT_TYPE_HEADER, PubHeaders.MsgIdHdr, ...(steer ? [STEER_ID_HEADER] : [])],
   };
 }
 

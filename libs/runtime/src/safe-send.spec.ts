@@ -1,11 +1,11 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { InvalidArgumentError } from '@nats-io/transport-node';
 import { NATS_URL, uniquePrefix } from '../../../test/support/env';
-import { SteerlineError } from './errors';
+import { SteerlineError, type ToolCallReply, toolSubjects } from '@steerline/contracts';
+import { describeTools, serveTools } from './tool-service';
 import { connectNats, request, serve } from './nats';
 import { guardHandlers } from './process-guard';
 import { maxPayload, publishSafely } from './safe-send';
-import { describeTools, serveTools, toolSubjects, type ToolCallReply } from './tools';
 import { decodeJson, encodeJson } from './nats';
 
 const ask = (nc: NatsConnection, subject: string, body: unknown = {}, timeoutMs = 20_000) => request(nc, subject, body, { timeoutMs, noResponders: 'unavailable' });
