@@ -87,5 +87,7 @@ function stepKey(type: string, fromVersion: number): string {
 export const upcasters = new UpcasterRegistry()
   // v2 only added a model provider (`anthropic`): every v1 event is a valid v2 one.
   .register('TurnStarted', 1, (event) => event)
+  // v2 only added the boundary `interrupt`: every v1 event is a valid v2 one.
+  .register('SteeringDelivered', 1, (event) => event)
   // v2 only added drop reasons and an optional `nextTurnId`: every v1 event is a valid v2 one.
   .register('SteerDropped', 1, (event) => event);
