@@ -24,6 +24,11 @@ export interface Tool {
   spec: ToolSpec;
   /** Safe to run again with the same arguments: a call cut off by a lost engine runs again on the engine that resumes the turn (built-in sleep and echo, a remote tool that says `idempotent: true`, an MCP tool's `idempotentHint`). */
   idempotent?: boolean;
+  /**
+   * `false`: an urgent steer waits for a running call instead of cutting it (docs/design.md §2, "Urgency"):
+   * a remote tool's `interruptible: false`, an MCP tool's `destructiveHint: true` or `interruptible: false`. Absent: interruptible.
+   */
+  interruptible?: boolean;
   run(args: Record<string, unknown>, signal: AbortSignal, call?: ToolCallContext): Promise<unknown>;
 }
 

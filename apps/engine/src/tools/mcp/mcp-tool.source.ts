@@ -93,6 +93,7 @@ export class McpToolSource implements ToolSource {
           tool: {
             spec: { name, description: info.description, parameters: info.inputSchema },
             idempotent: info.idempotent,
+            interruptible: info.interruptible,
             run: (args, signal, call) => server.call(remoteName, args, signal, this.options.callTimeoutMs, call?.progress),
           },
         });
