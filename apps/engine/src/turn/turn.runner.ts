@@ -170,7 +170,7 @@ export class TurnRunner {
    * what the streamed answer has written, which running calls' tools must be
    * waited for, how long each call has run. Read at the moment it is decided.
    */
-  private cutFacts(): Pick<Extract<TurnCommand, { type: 'Interrupt' }>, 'partialText' | 'uninterruptible' | 'elapsedMs'> {
+  protected cutFacts(): Pick<Extract<TurnCommand, { type: 'Interrupt' }>, 'partialText' | 'uninterruptible' | 'elapsedMs'> {
     const state = this.decided;
     if (state.status !== 'running') return { uninterruptible: [] };
     const written = state.awaiting === 'model' ? this.work.written(state.step) : undefined;
@@ -184,8 +184,11 @@ export class TurnRunner {
     for (const e of events) if (e.type === 'ModelInterrupted') this.work.silence(e.data.step);
   }
 
-  /** The cut is in the log: stop the stream and the calls it gave results to. */
-  private stopCut(e: TurnEvent): void {
+  /**
+   * The cut is in the log: stop the stream and the calls it gave results to.
+   * A runner whose step runs elsewhere (an external turn) aborts its adapter's signal here instead.
+   */
+  protected stopCut(e: TurnEvent): void {
     if (e.type === 'ModelInterrupted') this.work.abortModel(e.data.step);
     else if (e.type === 'ToolCallFinished') this.work.abortCall(e.data.toolCallId);
   }
