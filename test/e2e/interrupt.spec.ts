@@ -186,6 +186,16 @@ describe('an urgent steer interrupts the turn', () => {
     audit(events);
   });
 
+  it('an unknown urgency is a 400 invalid_request, and nothing is appended', async () => {
+    const { tid } = await startTurn(scripted([call('sleep', { ms: 10 }), { text: 'ok' }]), { tools: ['sleep'] });
+    await approvalRequested(stack, tid, 'call_1_0');
+    const res = await stack.api('POST', `/turns/${tid}/steers`, { text: 'now!', urgency: 'now' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request');
+    expect(types(await stack.turnEvents(tid))).not.toContain('SteerQueued');
+    expect((await stack.api('POST', `/turns/${tid}/cancel`, {})).status).toBe(202);
+  });
+
   it('an interrupt racing the step’s natural end: either the answer was cut or it stands, never both, and the audit is clean', async () => {
     const outcomes = new Set<string>();
     for (let i = 0; i < 6; i++) {
