@@ -40,7 +40,7 @@ export class OrphanReaper {
         if (outcome === 'resumed' || outcome === 'failed' || outcome === 'advanced') adopted += 1;
         // The lost engine's claim is done with: the turn ended, moved on, or is claimed here now.
         if (turn.engineId !== ownership.engineId) await ownership.release(turn.turnId, turn.engineId);
-        else if (outcome === 'ended' || outcome === 'advanced' || outcome === 'claim_stale') await ownership.release(turn.turnId);
+        else if (outcome !== 'resumed' && outcome !== 'taken') await ownership.release(turn.turnId);
       } catch (err) {
         // Another engine adopted it first, or the log is down: the next pass decides again.
         ownership.retryLater(turn.engineId);

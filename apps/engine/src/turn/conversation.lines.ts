@@ -1,152 +1,104 @@
 import type { Subscription } from '@nats-io/transport-node';
-import { DEFAULT_LIMITS, DEFAULT_MODEL, MAX_QUEUED_TURNS, SteerlineError, uuidv7, type StartTurnAnswer, type StartTurnCommand } from '@steerline/contracts';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { messagesOf, uuidv7, type ChatMessage, type TurnEvent } from '@steerline/contracts';
+import { lastMessage, readConversation, type StoredEvent } from '@steerline/runtime';
 import { ConversationWriter } from '../log/conversation-writer';
 import type { EventLog } from '../log/event-log';
-import { execute } from './turn.decider';
-import { initialState, type EndedTurn, type QueuedTurn as Queued, type TurnSpec, type TurnState } from './turn.state';
-
-/** A turn waiting behind the running one, in this engine's queue for its conversation. */
-interface QueuedTurn {
-  state: Queued;
-  subscription?: Subscription;
-}
-
-/**
- * What the owner of a conversation holds while it runs a turn of it or has
- * turns queued: the one writer of its subject and the queue, oldest first.
- */
-export interface ConversationLine {
-  tenantId: string;
-  writer: ConversationWriter;
-  queued: QueuedTurn[];
-}
-
-/** What a turn runs with: given at its start, or kept while it is queued. */
-
-export interface LinesDeps {
-  log: EventLog;
-  /** Subscribes the owner to a queued turn's subjects: only its cancel is answered. */
-  subscribeQueued: (turn: { turnId: string; tenantId: string }, cancel: (reason: string) => Promise<void>) => Subscription;
-  /** Whether this engine runs a turn of the conversation now. */
-  running: (conversationId: string) => boolean;
-}
-
-/** What a queued turn was queued with, to start it. */
-export function queuedSpec(queued: Queued): TurnSpec {
-  return queued.spec;
-}
+import type { ConversationCommand } from '../conversation/conversation.commands';
+import { execute, type Refusal } from '../conversation/conversation.decider';
+import { evolve } from '../conversation/conversation.evolve';
+import { initialConversation, type ConversationState } from '../conversation/conversation.state';
 
 const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
 
+/** What a decision appended, and the conversation after it; or why it was refused (nothing appended). */
+export type Decided = { ok: true; events: TurnEvent[]; state: ConversationState } | { ok: false; refusal: Refusal };
+
 /**
- * The conversations this engine writes, each with the turns queued behind its
- * running turn (docs/design.md §8). A line lives while a turn of its
- * conversation runs here or one is queued; the registry starts the queued
- * turns in order as each running one ends.
+ * A conversation this engine writes (docs/design.md §8.3): its state as the
+ * log holds it, kept up to date by the one writer of its subject, and the
+ * subscriptions of its queued turns. It lives while a turn of it runs here or
+ * waits for this engine to start it.
  */
-export class ConversationLines {
-  private readonly lines = new Map<string, ConversationLine>();
+export class ConversationLine {
+  /** What the log holds: every batch the writer appended is applied, in order. */
+  state: ConversationState;
+  /** The model context while no turn of the conversation runs here; a running turn's runner holds it meanwhile. */
+  context: ChatMessage[];
+  /** The queued turns' own subjects: only their cancel is answered. */
+  private readonly queued = new Map<string, Subscription>();
+  closed = false;
+  private readonly writer: ConversationWriter;
 
-  constructor(private readonly deps: LinesDeps) {}
-
-  get(conversationId: string): ConversationLine | undefined {
-    return this.lines.get(conversationId);
-  }
-
-  /** Becomes the conversation's one writer, from the subject's last sequence read from the log. */
-  open(conversationId: string, tenantId: string, subject: string, lastSeq: number): ConversationLine {
-    const line: ConversationLine = { tenantId, writer: new ConversationWriter(this.deps.log, subject, lastSeq), queued: [] };
-    this.lines.set(conversationId, line);
-    return line;
-  }
-
-  /** Queues a turn behind the running one: refused once MAX_QUEUED_TURNS wait. */
-  async enqueue(line: ConversationLine, command: StartTurnCommand): Promise<StartTurnAnswer> {
-    if (line.queued.length >= MAX_QUEUED_TURNS) {
-      throw new SteerlineError('turn_queue_full', `${MAX_QUEUED_TURNS} turns already wait in this conversation`, { maxQueuedTurns: MAX_QUEUED_TURNS });
-    }
-    const turnId = command.turnId ?? uuidv7();
-    const { tenantId, conversationId, prompt, approvals } = command;
-    const queued = await this.queue(line, { ...initialState(), turnId, tenantId, conversationId }, {
-      prompt,
-      model: command.model ?? DEFAULT_MODEL,
-      limits: { ...DEFAULT_LIMITS, ...command.limits },
-      approvals,
+  /** Reads the conversation as `stored` says, and writes after the subject's last sequence, `lastSeq`. */
+  constructor(log: EventLog, subject: string, lastSeq: number, stored: readonly StoredEvent[]) {
+    this.state = stored.reduce((s, x) => evolve(s, x.event), initialConversation());
+    this.context = stored.flatMap((s) => messagesOf(s.event));
+    this.writer = new ConversationWriter(log, subject, lastSeq, (events) => {
+      this.state = events.reduce(evolve, this.state);
     });
-    return { turnId, status: 'queued', position: queued };
   }
 
-  /** Queues an ended turn's follow-up (its `next_turn` steers) with the ended turn's model, limits and approvals. */
-  queueFollowUp(line: ConversationLine, ended: Pick<EndedTurn, 'turnId' | 'tenantId' | 'conversationId' | 'spec'>, followUp: { turnId: string; prompt: string }): Promise<number> {
-    const { tenantId, conversationId } = ended;
-    const spec = { ...ended.spec, prompt: followUp.prompt };
-    return this.queue(line, { ...initialState(), turnId: followUp.turnId, tenantId, conversationId }, spec, ended.turnId);
+  /**
+   * Reads the conversation from its subject: its events so far and the
+   * subject's last sequence (counting messages that do not decode: the next
+   * append must name the true last one). Undefined when it does not exist. A
+   * conversation's first turn (its last event is ConversationCreated) needs one get.
+   */
+  static async read(jsm: JetStreamManager, stream: string, log: EventLog, subject: string): Promise<ConversationLine | undefined> {
+    const last = await lastMessage(jsm, stream, subject);
+    if (!last) return undefined;
+    if (last.event?.type === 'ConversationCreated') return new ConversationLine(log, subject, last.seq, [{ streamSeq: last.seq, subject, event: last.event }]);
+    const { events, lastSeq } = await readConversation(jsm, stream, subject);
+    return new ConversationLine(log, subject, lastSeq, events);
   }
 
-  /** Appends TurnQueued through the conversation's writer; answers the turn's position. */
-  private async queue(line: ConversationLine, state: TurnState, spec: TurnSpec, fromTurnId?: string): Promise<number> {
-    const position = line.queued.length + 1;
-    const { state: queued, events } = execute(state, { type: 'QueueTurn', ...spec, position, ...(fromTurnId && { fromTurnId }) }, stampContext);
-    if (queued.status !== 'queued') throw new SteerlineError('internal', `turn ${state.turnId} was not queued`);
-    const entry: QueuedTurn = { state: queued };
-    // In the queue before the append resolves, so the cap and the positions hold for concurrent requests.
-    line.queued.push(entry);
-    try {
-      await line.writer.append(events);
-    } catch (err) {
-      line.queued.splice(line.queued.indexOf(entry), 1);
-      if (err instanceof SteerlineError) throw err;
-      // The cause says whether another writer came first (StaleWriterError) or the log is away.
-      throw Object.assign(new SteerlineError('unavailable', (err as Error).message), { cause: err });
-    }
-    if (line.queued.includes(entry)) {
-      entry.subscription = this.deps.subscribeQueued(queued, (reason) => this.cancel(line, queued.turnId, reason));
-    }
-    return position;
+  get conversationId(): string | undefined {
+    return this.state.phase === 'none' ? undefined : this.state.conversationId;
   }
 
-  /** A turn the log says is queued, taken into this engine's line (adopted with the running turn). */
-  requeue(line: ConversationLine, state: Queued): void {
-    const entry: QueuedTurn = { state };
-    line.queued.push(entry);
-    entry.subscription = this.deps.subscribeQueued(state, (reason) => this.cancel(line, state.turnId, reason));
+  /** A running turn's events, after every earlier batch. */
+  append(events: TurnEvent[]): Promise<void> {
+    return this.writer.append(events);
   }
 
-  /** The oldest queued turn, out of the queue (its own subjects closed: it is about to run). */
-  next(line: ConversationLine): Queued | undefined {
-    const next = line.queued.shift();
-    next?.subscription?.unsubscribe();
-    return next?.state;
-  }
-
-  /** Lets go of a conversation's line without touching the log: its queued turns stay queued there. */
-  close(conversationId: string): void {
-    const line = this.lines.get(conversationId);
-    if (!line) return;
-    for (const q of line.queued) q.subscription?.unsubscribe();
-    this.lines.delete(conversationId);
-  }
-
-  closeAll(): void {
-    for (const conversationId of [...this.lines.keys()]) this.close(conversationId);
-  }
-
-  dropIfIdle(conversationId: string): void {
-    const line = this.lines.get(conversationId);
-    if (line && line.queued.length === 0 && !this.deps.running(conversationId)) this.lines.delete(conversationId);
-  }
-
-  /** Cancels a turn still queued; one that has started is cancelled by its own runner instead. */
-  private async cancel(line: ConversationLine, turnId: string, reason: string): Promise<void> {
-    const index = line.queued.findIndex((q) => q.state.turnId === turnId);
-    if (index < 0) throw new SteerlineError('turn_not_running', `turn ${turnId} is no longer queued`);
-    // Out of the queue at once: the start of the next turn can no longer pick it.
-    const [entry] = line.queued.splice(index, 1);
-    entry.subscription?.unsubscribe();
-    const { events } = execute(entry.state, { type: 'CancelTurn', reason }, stampContext);
-    await line.writer.append(events).catch((err: Error) => {
-      throw new SteerlineError('unavailable', err.message);
+  /**
+   * Decides a command on what the log holds once every earlier batch is in,
+   * then appends what was decided, fenced by the subject's last sequence.
+   * `beforeAppend` runs in between: a turn is claimed before its TurnStarted exists.
+   */
+  decide(command: ConversationCommand, beforeAppend: (events: TurnEvent[]) => Promise<void>): Promise<Decided> {
+    return this.writer.serial(async (write): Promise<Decided> => {
+      if (this.closed) return { ok: false, refusal: { code: 'unavailable', message: 'this engine let go of the conversation; retry' } };
+      const decision = execute(this.state, command, stampContext);
+      if (!decision.ok) return decision;
+      if (decision.events.length > 0) {
+        await beforeAppend(decision.events);
+        await write(decision.events);
+      }
+      return { ok: true, events: decision.events, state: decision.state };
     });
-    this.dropIfIdle(entry.state.conversationId);
+  }
+
+  /** Subscribes each turn queued now to its subjects, and unsubscribes those no longer queued. */
+  subscribeQueued(subscribe: (turn: { turnId: string; tenantId: string }) => Subscription): void {
+    if (this.state.phase === 'none') return;
+    const { queue, turns } = this.state;
+    for (const turnId of queue) {
+      const turn = turns.get(turnId);
+      if (turn && !this.queued.has(turnId)) this.queued.set(turnId, subscribe(turn));
+    }
+    for (const [turnId, sub] of this.queued) {
+      if (queue.includes(turnId)) continue;
+      sub.unsubscribe();
+      this.queued.delete(turnId);
+    }
+  }
+
+  /** Lets go of the conversation without touching the log: its queued turns stay queued there. */
+  close(): void {
+    this.closed = true;
+    for (const sub of this.queued.values()) sub.unsubscribe();
+    this.queued.clear();
   }
 }

@@ -1,9 +1,13 @@
 import fc from 'fast-check';
-import { DEFAULT_LIMITS, SteerlineError, checkInvariants, type ApprovalPolicy, type TurnEvent } from '@steerline/contracts';
+import { DEFAULT_LIMITS, SteerlineError, checkInvariants, isTerminalTurnEvent, type ApprovalPolicy, type SteerlineEvent, type TurnEvent } from '@steerline/contracts';
+import type { ConversationCommand } from '../conversation/conversation.commands';
+import { decide as decideConversation, execute as executeConversation } from '../conversation/conversation.decider';
+import { evolve as evolveConversation } from '../conversation/conversation.evolve';
+import { initialConversation, type ConversationState } from '../conversation/conversation.state';
 import { execute } from './turn.decider';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
-import { emptyRun, hasRun, pendingApprovals, stepCalls, type TurnRun, type TurnState } from './turn.state';
+import { emptyRun, hasRun, initialState, pendingApprovals, stepCalls, type RunningTurn, type TurnRun, type TurnState } from './turn.state';
 import { NEXT_TURN_ID, call, newTurnState, startCommand, steerId } from './turn.fixtures';
 
 /** One random step of the outside world; interpreted against the current state. */
@@ -206,6 +210,184 @@ describe('turn decider under random interleavings', () => {
         for (const e of events) if (e.type === 'SteerDropped' && e.data.reason === 'moved_to_next_turn') expect(e.data.nextTurnId).toBe(NEXT_TURN_ID);
       }),
       { numRuns: 3000 },
+    );
+  });
+});
+
+/*
+ * One level up: the conversation's decider, with its turns, queue, follow-ups and
+ * adoption interleaved at random — and engines killed mid-batch, the log keeping
+ * only a prefix of what they decided, before another engine adopts the conversation.
+ */
+const ConversationAction = fc.record({
+  kind: fc.constantFrom(
+    'start', 'queue', 'queue', 'queue', 'cancelQueued', 'advance', 'advance',
+    'steer', 'steerNext', 'steerNext', 'model', 'model', 'model', 'tool', 'tool', 'approve', 'cancel', 'fail',
+    'crash', 'crash', 'adoptTwice',
+  ),
+  pick: fc.nat(),
+  tools: fc.nat({ max: 2 }),
+});
+type ConversationAction = typeof ConversationAction extends fc.Arbitrary<infer T> ? T : never;
+
+const CONVERSATION = '0190e000-0000-7000-8000-000000000001';
+const conversationCreated: SteerlineEvent = { id: '0190e000-0000-7000-8000-000000000002', type: 'ConversationCreated', version: 1, tenantId: 'default', conversationId: CONVERSATION, turnId: null, seq: 0, at: '2026-01-01T00:00:00.000Z', data: {} };
+
+describe('conversation decider under random interleavings', () => {
+  it('every history satisfies I1–I7; at most one turn runs; queued turns start in their order; no queued turn or follow-up is lost or started twice', () => {
+    let n = 0;
+    const fresh = (prefix: string) => `0190e000-0000-7000-8000-${prefix}${String(++n).padStart(12 - prefix.length, '0')}`;
+    fc.assert(
+      fc.property(fc.array(ConversationAction, { maxLength: 60 }), Approvals, (actions, approvals) => {
+        const log: TurnEvent[] = [];
+        let state: ConversationState = evolveConversation(initialConversation(), conversationCreated);
+        let engine = 'engine-0';
+        let engines = 0;
+        let lastBatch: TurnEvent[] = [];
+        const model = { provider: 'scripted' as const, name: 'scripted', script: [] };
+        const apply = (command: ConversationCommand): boolean => {
+          const result = executeConversation(state, command, ctx);
+          if (!result.ok) return false;
+          state = result.state;
+          log.push(...result.events);
+          lastBatch = result.events;
+          return true;
+        };
+        const running = (): RunningTurn | undefined => {
+          const turn = state.phase === 'running' ? state.turns.get(state.running) : undefined;
+          return turn?.status === 'running' ? turn : undefined;
+        };
+        const forRunning = (command: Extract<ConversationCommand, { type: 'ForTurn' }>['command']) => {
+          const turn = running();
+          if (turn) apply({ type: 'ForTurn', turnId: turn.turnId, command });
+        };
+        /** The claim a dead engine left: on the turn it ran, or on the turn that ended last (kept until the next one started). */
+        const orphanClaim = () => {
+          const turn = running();
+          if (turn) return { turnId: turn.turnId, engineId: turn.engineId };
+          const ended = state.phase === 'none' ? undefined : state.lastEnded ?? state.queue[0];
+          return ended ? { turnId: ended, engineId: engine } : undefined;
+        };
+        const adopt = (orphan: { turnId: string; engineId: string }, engineId: string): ConversationCommand => ({
+          type: 'AdoptConversation', orphan, engineId, limit: 3, rerunnable: ['sleep'], nextTurnId: fresh('f'),
+        });
+
+        for (const action of actions) {
+          const turn = running();
+          switch (action.kind) {
+            case 'start':
+            case 'queue':
+              apply({ type: 'StartTurn', turnId: fresh('a'), tenantId: 'default', engineId: engine, whenBusy: action.kind === 'queue' ? 'queue' : 'reject', prompt: 'p', model, limits: DEFAULT_LIMITS, ...(approvals && { approvals }) });
+              break;
+            case 'cancelQueued': {
+              const queue = state.phase === 'none' ? [] : state.queue;
+              apply({ type: 'CancelQueuedTurn', turnId: queue.length ? queue[action.pick % queue.length] : fresh('x'), tenantId: 'default', reason: 'never mind' });
+              break;
+            }
+            case 'advance':
+              apply({ type: 'AdvanceConversation', engineId: engine });
+              break;
+            case 'steer':
+            case 'steerNext':
+              forRunning({ type: 'SubmitSteer', steerId: fresh('s'), text: 'steer', ...(action.kind === 'steerNext' && { onTurnEnd: 'next_turn' as const }) });
+              break;
+            case 'model':
+              if (turn?.awaiting === 'model') {
+                const toolCalls = Array.from({ length: action.tools }, (_, i) => ({ id: `call_${turn.turnId.slice(-4)}_${turn.step}_${i}`, name: TOOL_NAMES[(action.pick + i) % 2], args: {} }));
+                forRunning({ type: 'RecordModelAnswer', step: turn.step, text: 'answer', toolCalls, nextTurnId: fresh('f') });
+              }
+              break;
+            case 'tool': {
+              const call = turn && stepCalls(turn).find((c) => c.progress === 'started');
+              if (turn && call) forRunning({ type: 'RecordToolResult', step: turn.step, toolCallId: call.toolCallId, name: call.name, ok: true, output: 'ok', durationMs: 1 });
+              break;
+            }
+            case 'approve': {
+              const waiting = pendingApprovals(turn ?? initialState());
+              if (waiting.length) forRunning({ type: 'DecideApproval', toolCallId: waiting[action.pick % waiting.length].toolCallId, decision: action.pick % 3 ? 'approved' : 'denied', by: 'user' });
+              break;
+            }
+            case 'cancel':
+              forRunning({ type: 'CancelTurn', reason: 'user' });
+              break;
+            case 'fail':
+              forRunning({ type: 'FailTurn', code: 'model_failed', message: 'boom' });
+              break;
+            case 'crash':
+            case 'adoptTwice': {
+              // The engine died while appending its last batch: the log kept a prefix of it.
+              const cut = action.kind === 'crash' ? action.pick % (lastBatch.length + 1) : 0;
+              log.splice(log.length - cut);
+              lastBatch = [];
+              state = log.reduce(evolveConversation, evolveConversation(initialConversation(), conversationCreated));
+              const orphan = orphanClaim();
+              const dead = engine;
+              engine = `engine-${++engines}`;
+              if (!orphan) break;
+              const read = state;
+              expect(apply(adopt(orphan, engine))).toBe(true);
+              // The adopter leaves no turn waiting: it resumed the running one, or started the next.
+              expect(state.phase).not.toBe('between');
+              if (action.kind === 'adoptTwice') {
+                // A second engine decided on the same read; the fence refuses its append. Reading again, it decides nothing new.
+                const rival = decideConversation(adopt(orphan, `engine-rival-${engines}`), read);
+                expect(rival.ok).toBe(true);
+                const again = decideConversation(adopt(orphan, `engine-rival-${engines}`), state);
+                if (again.ok) expect(again.events.filter((e) => e.type === 'TurnResumed' || e.type === 'TurnStarted')).toEqual([]);
+                else expect(again.refusal.code).toBe('claim_stale');
+              }
+              expect(dead).not.toBe(engine);
+              break;
+            }
+          }
+        }
+
+        // Quiescence: every running turn answered to its end, then the conversation advanced, until nothing waits.
+        for (let guard = 0; state.phase !== 'idle' && guard < 2000; guard++) {
+          const turn = running();
+          if (!turn) {
+            if (!apply({ type: 'AdvanceConversation', engineId: engine })) throw new Error('advance refused');
+            continue;
+          }
+          const waiting = pendingApprovals(turn);
+          const call = stepCalls(turn).find((c) => c.progress === 'started');
+          if (turn.awaiting === 'model') forRunning({ type: 'RecordModelAnswer', step: turn.step, text: 'fin', toolCalls: [], nextTurnId: fresh('f') });
+          else if (waiting.length) forRunning({ type: 'DecideApproval', toolCallId: waiting[0].toolCallId, decision: 'approved', by: 'user' });
+          else if (call) forRunning({ type: 'RecordToolResult', step: turn.step, toolCallId: call.toolCallId, name: call.name, ok: true, output: 'ok', durationMs: 1 });
+          else forRunning({ type: 'CancelTurn', reason: 'stuck' });
+        }
+        expect(state.phase).toBe('idle');
+
+        const all = [conversationCreated, ...log];
+        expect(checkInvariants(all.map((event) => ({ event })), { requireSettled: true })).toEqual([]);
+        const of = (type: string) => log.filter((e) => e.type === type);
+        // At most one turn runs: every TurnStarted comes after the previous turn's end.
+        let runningTurn: string | undefined;
+        for (const e of log) {
+          if (e.type === 'TurnStarted') {
+            expect(runningTurn).toBeUndefined();
+            runningTurn = e.turnId;
+          } else if (isTerminalTurnEvent(e) && e.turnId === runningTurn) runningTurn = undefined;
+        }
+        // No queued turn is lost or started twice: each ends up started once or cancelled unstarted.
+        const queued = of('TurnQueued').map((e) => e.turnId);
+        for (const id of queued) {
+          const fate = log.filter((e) => e.turnId === id && (e.type === 'TurnStarted' || (e.type === 'TurnCancelled' && e.data.steps === 0))).map((e) => e.type);
+          expect(fate.length === 1 || (fate[0] === 'TurnStarted' && fate.length === 2)).toBe(true);
+          expect(fate.filter((t) => t === 'TurnStarted').length).toBeLessThanOrEqual(1);
+        }
+        // Queued turns start in their order.
+        const startedQueued = of('TurnStarted').map((e) => e.turnId).filter((id) => queued.includes(id));
+        expect(startedQueued).toEqual(queued.filter((id) => startedQueued.includes(id)));
+        // Every follow-up a turn moved steers to is queued exactly once, from that turn.
+        const followUps = new Map<string, string>();
+        for (const e of of('SteerDropped')) if (e.type === 'SteerDropped' && e.data.nextTurnId) followUps.set(e.data.nextTurnId, e.turnId);
+        for (const [followUp, from] of followUps) {
+          const queuedFollowUp = log.filter((e) => e.type === 'TurnQueued' && e.turnId === followUp);
+          expect(queuedFollowUp.map((e) => (e.data as { fromTurnId?: string }).fromTurnId)).toEqual([from]);
+        }
+      }),
+      { numRuns: 1500 },
     );
   });
 });

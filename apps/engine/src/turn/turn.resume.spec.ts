@@ -1,11 +1,32 @@
 import { checkInvariants, type TurnEvent } from '@steerline/contracts';
 import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
-import { answerText, answerWithTools, newTurnState, progressOf, run, startCommand, steer, steerId, toolDone, types } from './turn.fixtures';
+import { DEFAULT_LIMITS } from '@steerline/contracts';
+import type { TurnEventDraft } from './turn.decider';
+import { refused } from '../testing/decider-specification';
+import { answerText, answerWithTools, given, newTurnState, progressOf, run, startCommand, steer, steerId, toolDone, types } from './turn.fixtures';
 
 const resume = (rerunnable: string[] = ['sleep'], limit = 3): TurnCommand => ({ type: 'ResumeTurn', engineId: 'engine-next', limit, rerunnable });
 /** The state another engine rebuilds from the first `n` events the log kept. */
 const fromLog = (events: TurnEvent[], n = events.length) => events.slice(0, n).reduce(evolve, newTurnState());
+
+const started: TurnEventDraft = { type: 'TurnStarted', data: { prompt: 'do the thing', model: { provider: 'scripted', name: 'scripted', script: [] }, limits: DEFAULT_LIMITS, engineId: 'engine-test' } };
+const requested = (step: number): TurnEventDraft => ({ type: 'ModelRequested', data: { step, steerIds: [] } });
+const resumedBy = (attempt = 1): TurnEventDraft => ({ type: 'TurnResumed', data: { engineId: 'engine-next', previousEngineId: 'engine-test', attempt } });
+
+describe('resuming a turn, given / when / then', () => {
+  it('given a turn waiting for the model, the resume is TurnResumed alone', () => {
+    given([started, requested(1)]).when(resume()).then([resumedBy()]);
+  });
+
+  it('given a turn whose first request was not appended, the resume asks the model for step 1', () => {
+    given([started]).when(resume()).then([resumedBy(), requested(1)]);
+  });
+
+  it('a turn that has not started cannot be resumed', () => {
+    given().when(resume()).then(refused('turn_not_running'));
+  });
+});
 
 describe('resuming a turn on another engine', () => {
   it('a turn waiting for the model resumes with TurnResumed only: the runner sends the same request again', () => {

@@ -14,8 +14,8 @@ import {
   type SteerUrgency,
   type TurnEvent,
 } from '@steerline/contracts';
-import type { ConversationWriter } from '../log/conversation-writer';
-import { StaleWriterError, UnappendableEventError } from '../log/event-log';
+import { UnappendableEventError } from '../log/event-log';
+import { asUnavailable } from './shell.errors';
 import type { TurnLive } from '../live/live.publisher';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import { ToolError, type ToolRegistry } from '../tools/tool.registry';
@@ -26,9 +26,13 @@ import { TurnDeadlines } from './turn.deadlines';
 import { approvalAnswerOf, receiptOf, stepCalls, type TurnState } from './turn.state';
 import { StepWork } from './step-work';
 
+/** Where a turn's events go: the conversation's one writer, shared with the decisions about its other turns. */
+export interface TurnLog {
+  append(events: TurnEvent[]): Promise<void>;
+}
+
 export interface RunnerDeps {
-  /** Shared with the turns queued behind this one: the conversation's one writer. */
-  writer: ConversationWriter;
+  writer: TurnLog;
   model: ModelProvider;
   tools: ToolRegistry;
   /** Bound on one tool output or model answer (UTF-8 bytes): larger ones are cut before they are decided on. */
@@ -41,10 +45,12 @@ export interface RunnerDeps {
 const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
 
 /**
- * The shell around the decider: appends what it decides, in order, and only
- * then acts on it — the model is called after its `ModelRequested` (and the
- * deliveries before it) are in the log (write-ahead). Model answers and tool
- * results come back as commands.
+ * The shell around the turn's decider for a turn whose loop runs in this
+ * engine: appends what it decides, in order, and only then acts on it — the
+ * model is called after its `ModelRequested` (and the deliveries before it)
+ * are in the log (write-ahead). Model answers and tool results come back as
+ * commands. Its start or resume is decided by the conversation's decider and
+ * appended by the registry; `begin` acts on it.
  */
 export class TurnRunner {
   private readonly logger = new Logger('TurnRunner');
@@ -149,12 +155,13 @@ export class TurnRunner {
     throw refused;
   }
 
-  async start(command: Extract<TurnCommand, { type: 'StartTurn' }>): Promise<void> {
-    await this.run(command).catch((err) => {
-      // Someone appended to the conversation since we read it: another turn won the race.
-      if (err instanceof StaleWriterError) throw new SteerlineError('turn_already_running', 'another turn of this conversation started first');
-      throw asUnavailable(err);
-    });
+  /**
+   * Acts on the appended events that started or resumed the turn (the history
+   * it was built with includes them): calls the model, runs the tools, arms
+   * the deadlines.
+   */
+  begin(events: TurnEvent[]): void {
+    this.react(events, this.messages.slice());
   }
 
   async submitSteer(steerId: string, text: string, opts: { onTurnEnd?: OnTurnEnd; ttlMs?: number; urgency?: SteerUrgency } = {}): Promise<Receipt> {
@@ -162,7 +169,7 @@ export class TurnRunner {
     const steer = { steerId, text, ...(opts.onTurnEnd && { onTurnEnd: opts.onTurnEnd }), ...(expiresAt && { expiresAt }) };
     const command: TurnCommand = opts.urgency === 'interrupt' ? { type: 'Interrupt', ...steer, ...this.cutFacts() } : { type: 'SubmitSteer', ...steer };
     await this.run(command).catch(rethrowAsUnavailable);
-    return receiptOf(this.logged, steerId)!;
+    return inLog(receiptOf(this.logged, steerId), `steer ${steerId}`);
   }
 
   /**
@@ -196,29 +203,24 @@ export class TurnRunner {
   /** Replaces a queued steer's text; the decider refuses it once the steer is delivered or dropped. */
   async editSteer(steerId: string, text: string): Promise<Receipt> {
     await this.run({ type: 'EditSteer', steerId, text }).catch(rethrowAsUnavailable);
-    return receiptOf(this.logged, steerId)!;
+    return inLog(receiptOf(this.logged, steerId), `steer ${steerId}`);
   }
 
   async withdraw(steerId: string): Promise<Receipt> {
     await this.run({ type: 'WithdrawSteer', steerId }).catch(rethrowAsUnavailable);
-    return receiptOf(this.logged, steerId)!;
+    return inLog(receiptOf(this.logged, steerId), `steer ${steerId}`);
   }
 
   /** A person's decision on a waiting call; the same decision again answers the same (docs/design.md §9). */
   async decideApproval(toolCallId: string, decision: ApprovalDecision, reason?: string): Promise<ApprovalAnswer> {
     await this.run({ type: 'DecideApproval', toolCallId, decision, by: 'user', ...(reason !== undefined && { reason }) }).catch(rethrowAsUnavailable);
-    return approvalAnswerOf(this.logged, toolCallId)!;
+    return inLog(approvalAnswerOf(this.logged, toolCallId), `the decision on ${toolCallId}`);
   }
 
   async cancel(reason: string): Promise<void> {
     const done = this.run({ type: 'CancelTurn', reason });
     this.abort.abort(new Error('turn cancelled'));
     await done.catch(rethrowAsUnavailable);
-  }
-
-  /** Adopts a turn whose engine is gone; throws StaleWriterError when another engine adopted it first. */
-  async resume(command: Extract<TurnCommand, { type: 'ResumeTurn' }>): Promise<void> {
-    await this.run(command);
   }
 
   /**
@@ -356,8 +358,10 @@ export class TurnRunner {
   }
 }
 
-function asUnavailable(err: unknown): SteerlineError {
-  return err instanceof SteerlineError ? err : new SteerlineError('unavailable', (err as Error).message);
+/** What an accepted command left in the log: there once its events are, by the decider's rules. */
+function inLog<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new SteerlineError('internal', `${what} is not in the log after it was accepted`);
+  return value;
 }
 
 function rethrowAsUnavailable(err: unknown): never {
