@@ -78,6 +78,8 @@ function describe({ event }: StreamedEvent): string {
       return event.data.toolCalls.length
         ? `model calls ${event.data.toolCalls.map((c) => `${c.name} ${JSON.stringify(c.args)}`).join(', ')}`
         : `model answers: ${JSON.stringify(event.data.text)}`;
+    case 'ModelInterrupted':
+      return `model answer cut by an interrupt after ${JSON.stringify(event.data.partialText)}`;
     case 'ToolCallStarted':
       return `tool ${event.data.name} running`;
     case 'ToolCallFinished':

@@ -21,6 +21,7 @@ import { measureRateLimit, rateLimitRows } from './rate-limit';
 import { capacityRows } from './capacity';
 import { externalBoundaryRows, measureExternalBoundary } from './external-boundary';
 import { boundaryAckRows, measureBoundaryAcks } from './boundary-acks';
+import { interruptRows, measureInterrupt } from './interrupt';
 import { engineScaleRows, measureEngineScale, subscriptionBytes } from './engine-scale';
 import { measurePartitions, partitionRows } from './partitions';
 import { deleteStreams, spawnApp, tearDown } from './processes';
@@ -43,6 +44,8 @@ async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'watchers') return watchersOnly();
   if (process.env.BENCH_ONLY === 'scale') return scaleOnly();
   if (process.env.BENCH_ONLY === 'gateway-idle') return gatewayIdleOnly({ natsUrl: NATS_URL, pgServer: PG_SERVER, machine: machine() });
+  // BENCH_ONLY=interrupt: only an urgent steer's figures, on an engine of their own, in a block of their own.
+  if (process.env.BENCH_ONLY === 'interrupt') return interruptOnly();
   // BENCH_ONLY=accept: only the floors and steer accept, printed (docs/performance.md untouched).
   const acceptOnly = process.env.BENCH_ONLY === 'accept';
   // BENCH_ONLY=reads: only the big conversation reads, printed; BENCH_BASELINE_DIST=<another build's dist> reads from its gateway too, in alternation.
@@ -84,6 +87,8 @@ async function main(): Promise<void> {
     if (acceptOnly) return console.log(renderReport(floorRows(raw, accept, await measureBatchPath(databaseUrl, accept)), machine()).table);
     log('boundary overhead');
     const boundary = await measureBoundary({ natsUrl: NATS_URL, prefix, nc });
+    log('interrupt: urgent steer to the request that carries it');
+    const interrupt = await measureInterrupt({ natsUrl: NATS_URL, prefix, nc });
     log('projection lag');
     const lag = await measureProjectionLag(gatewayUrl, nc, prefix);
     log('projector throughput');
@@ -112,6 +117,7 @@ async function main(): Promise<void> {
       ...[0, 1, 5].map((k): Row => ({ group: 'steerline', name: `boundary overhead, ${k} steer(s) queued, median`, value: boundary[k], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack' })),
       // What delivering a batch of steers adds to a boundary, in time; its acks are counted (boundaryAckRows), where the target is checked.
       ...[1, 5].map((k): Row => ({ group: 'steerline', name: `added by delivering ${k} steer(s) (${k} queued − 0 queued)`, value: boundary[k] - boundary[0], unit: 'ms', floor: raw.jsAckMs.p50, floorName: 'one JS ack' })),
+      ...interruptRows(interrupt),
       { group: 'steerline', name: 'projector throughput', value: projector.projectorEventsPerSecond, unit: 'events/s', floor: projector.rawInsertRowsPerSecond, floorName: 'raw batched INSERT of the same payloads', target: '≥ 0.5×' },
       ...partitionRows(partitioned),
       { group: 'steerline', name: 'end-to-end lag, steer accepted → visible in the read model, p50', value: lag.p50, unit: 'ms' },
@@ -152,6 +158,18 @@ async function scaleOnly(): Promise<void> {
       ...(SLEEPING_TURNS.some(Boolean) ? await measureEngineScale({ natsUrl: NATS_URL, prefix, nc, sizes: SLEEPING_TURNS, waiting: 'sleep', log }) : []),
     ];
     console.log(renderReport(engineScaleRows(scale, await subscriptionBytes(nc, prefix)), machine()).table);
+  } finally {
+    await nc.close();
+  }
+}
+
+async function interruptOnly(): Promise<void> {
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const nc = await connectNats(NATS_URL, 'bench');
+  try {
+    const report = renderReport(interruptRows(await measureInterrupt({ natsUrl: NATS_URL, prefix, nc })), machine(), 'bench-interrupt');
+    console.log(report.table);
+    if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
   } finally {
     await nc.close();
   }

@@ -12,7 +12,8 @@ const wait = { Prefer: 'wait=30' };
  * One run that writes every event type: a completed turn with a delivered and
  * a withdrawn steer, a cancelled turn with a steer still queued, a turn
  * whose model fails, a turn whose tool call waits for an approval, a turn
- * queued behind another, and a turn resumed after its engine let it go.
+ * queued behind another, a turn resumed after its engine let it go, and
+ * a turn whose answer an urgent steer cut.
  * Returns once every turn has ended and the projector has
  * caught up.
  */
@@ -76,7 +77,13 @@ export async function runSteeringScenario(stack: Stack): Promise<{ turnIds: stri
   await eventually(() => stack.engine.service.turns?.turn(resumed), 20_000, 'the turn to run');
   await stack.engine.service.turns!.turn(resumed)!.handOver();
 
-  const turnIds = [completed, cancelled, failed, approved, busy.body.turnId as string, queued.body.turnId as string, resumed];
+  // Interrupted: an urgent steer cuts a slowly written answer (ModelInterrupted) and is delivered at boundary interrupt.
+  const interrupted = await turn([{ text: 'Rewriting every module from scratch, starting with the lexer', delayMs: 8000 }, { text: 'redirected' }]);
+  await stack.turnHas(interrupted, 'ModelRequested');
+  const urgent = await stack.api('POST', `/turns/${interrupted}/steers`, { text: 'Stop, only fix the parser', urgency: 'interrupt' }, wait);
+  if (urgent.status !== 200 || urgent.body.boundary !== 'interrupt') throw new Error(`interrupt not delivered: ${urgent.status} ${JSON.stringify(urgent.body)}`);
+
+  const turnIds = [completed, cancelled, failed, approved, busy.body.turnId as string, queued.body.turnId as string, resumed, interrupted];
   for (const id of turnIds) {
     const ended = async () => ['completed', 'cancelled', 'failed'].includes((await stack.api('GET', `/turns/${id}`)).body?.status) || undefined;
     await eventually(ended, 20_000, `turn ${id} to end`);

@@ -21,13 +21,13 @@ describe('the console in a real browser', () => {
   const startConsoleGateway = async (env: Record<string, string> = {}) =>
     startGateway(loadGatewayConfig({ ...stack.env, HOST: '127.0.0.1', PORT: String(port), ...env }), { logger: jsonLogger(['error']) });
 
-  const openPage = async (): Promise<Page> => {
+  const openPage = async (hash = ''): Promise<Page> => {
     const page = await browser.newPage();
     pages.push(page);
     page.setDefaultTimeout(10_000);
     page.on('console', (m) => m.type() === 'error' && !/Failed to load resource|ERR_CONNECTION_REFUSED|net::/.test(m.text()) && problems.push(m.text()));
     page.on('pageerror', (err) => problems.push(String(err)));
-    await page.goto(`http://127.0.0.1:${port}/console`);
+    await page.goto(`http://127.0.0.1:${port}/console${hash}`);
     return page;
   };
 
@@ -186,6 +186,38 @@ describe('the console in a real browser', () => {
     const started = (await stack.turnEvents(turnId!)).find((e) => e.event.type === 'TurnStarted')!.event;
     expect(started.data).toMatchObject({ agent: { name, version: 2 }, instructions: 'Be briefer.' });
     expect(await axeViolations(page).then((v) => v.filter((x) => x.impact === 'serious' || x.impact === 'critical'))).toEqual([]);
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('Ctrl+Enter interrupts a streamed answer and steers; the button interrupts a ten-minute sleep; the timeline shows what was cut', async () => {
+    gateway = await startConsoleGateway();
+    const words = Array.from({ length: 80 }, (_, i) => `word${i}`).join(' ');
+    const cid = (await stack.api('POST', '/conversations')).body.id as string;
+    const started = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: 'Write it all', model: { provider: 'scripted', script: [{ text: words, delayMs: 40_000 }, sleep(600_000), { text: 'redirected' }] } });
+    const tid = started.body.turnId as string;
+    const page = await openPage(`#${cid}`);
+    // Some of the answer is on the page before the person cuts it.
+    await page.locator('[data-step="1"] .answer', { hasText: 'word2' }).waitFor({ timeout: 20_000 });
+    const composer = page.locator('#composer-text');
+    await composer.fill('stop writing, check first');
+    await composer.press('Control+Enter');
+    const cut = page.locator('[data-step="1"].interrupted del');
+    await cut.waitFor({ timeout: 15_000 });
+    await page.locator('[data-status="delivered"]', { hasText: 'delivered at step 1 (interrupt)' }).waitFor();
+    const events = await stack.turnHas(tid, 'ToolCallStarted');
+    const partial = (events.find((e) => e.event.type === 'ModelInterrupted')!.event.data as { partialText: string }).partialText;
+    expect(await cut.textContent()).toBe(partial);
+    expect(words.startsWith(partial) && partial.length < words.length).toBe(true);
+
+    // Step 2 sleeps for ten minutes: the button interrupts it.
+    await page.locator('[data-tool][data-state="running"]').waitFor();
+    await composer.fill('skip the wait');
+    await page.getByRole('button', { name: 'Interrupt and steer' }).click();
+    await page.locator('[data-tool][data-state="failed"]', { hasText: 'interrupted' }).waitFor({ timeout: 15_000 });
+    await page.getByText(/Turn completed: [\s\S]*redirected/).waitFor({ timeout: 15_000 });
+    const log = await stack.turnEnded(tid);
+    expect(log.filter((e) => e.event.type === 'SteeringDelivered').map((e) => (e.event.data as { boundary: string }).boundary)).toEqual(['interrupt', 'interrupt']);
+    expect(log.some((e) => e.event.type === 'ModelResponded' && (e.event.data as { step: number }).step === 1)).toBe(false);
     expect(problems).toEqual([]);
   }, 60_000);
 

@@ -198,6 +198,29 @@ describe('an engine that crashes, freezes or stops', () => {
     expect(summary(events).slice(-2)).toEqual(['SteerDropped:engine_lost', 'TurnFailed:engine_lost']);
   });
 
+  it('kill -9 right after an interrupt is accepted: the resumed turn delivers it, and the cut call never runs twice', async () => {
+    const a = await onlyEngine('engine-interrupted');
+    const before = ledgerCalls;
+    // Step 2's answer takes 4 s: the engine is frozen while it waits for it, so the survivor must send it again.
+    const { tid } = await startTurn([{ tool: { name: 'post_ledger', args: {} } }, { text: 'redirected', delayMs: 4000 }]);
+    await until(has('ToolCallStarted'), tid, 'the ledger call to start');
+    await eventually(() => (ledgerCalls === before + 1 ? true : undefined), 10_000, 'the ledger service to get the call');
+    const res = await stack.api('POST', `/turns/${tid}/steers`, { text: 'stop posting', urgency: 'interrupt' });
+    // Accepted means logged: the cut and the delivery are in the same decision.
+    expect(res.body).toMatchObject({ urgency: 'interrupt', text: 'stop posting' });
+    a.signal('SIGSTOP');
+    await engine('engine-interrupt-survivor');
+    await a.kill();
+    const events = await stack.turnEnded(tid, 40_000);
+    expect(summary(events)).toEqual([
+      'TurnStarted', 'ModelRequested', 'ModelResponded', 'ToolCallStarted', 'SteerQueued', 'ToolCallFinished:interrupted', 'SteeringDelivered', 'ModelRequested', 'TurnResumed:1', 'ModelResponded', 'TurnCompleted',
+    ]);
+    expect(events.find((e) => e.event.type === 'ToolCallFinished')!.event.data).toMatchObject({ ok: false, error: { code: 'interrupted' } });
+    expect(events.find((e) => e.event.type === 'SteeringDelivered')!.event.data).toMatchObject({ boundary: 'interrupt', requestStep: 2 });
+    expect(ledgerCalls).toBe(before + 1);
+    expect((await stack.api('GET', `/turns/${tid}/steers/${res.body.steerId}`)).body).toMatchObject({ status: 'delivered', boundary: 'interrupt' });
+  });
+
   it('after all of it the log passes the audit', async () => {
     const report = await auditLog(stack.nats.js, stack.nats.jsm, stack.nats.s, { requireSettled: true });
     expect(report.violations).toEqual([]);

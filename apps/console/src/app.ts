@@ -115,13 +115,13 @@ export function App(): VNode<any> {
   };
   const conversation = async (): Promise<string> => selected ?? newConversation();
 
-  const send = async () => {
+  const send = async (urgency?: 'interrupt') => {
     const body = text.trim();
     if (!body) return;
     try {
       const cid = await conversation();
       if (running) {
-        const receipt = await api.client.steerConversation(cid, body, { expectedTurnId: running.turnId });
+        const receipt = await api.client.steerConversation(cid, body, { expectedTurnId: running.turnId, ...(urgency && { urgency }) });
         setLastSteer(receipt);
         setStatus(`Steer ${receipt.position} ${receipt.status}`);
       } else {
@@ -205,7 +205,7 @@ export function App(): VNode<any> {
         : h('p', null, 'Pick a conversation, or type a prompt below to start one.'),
       h('p', { class: 'receipt', 'aria-live': 'polite', 'data-testid': 'receipt' }, receiptLine),
       h('p', { class: 'visually-hidden', 'aria-live': 'polite' }, announcement),
-      h(Composer, { text, running: running !== undefined, model, textarea, agents, agent, onAgent: setAgent, onAgentsWanted: () => void loadAgents(), onText: setText, onModel: setModel, onSend: () => void send(), onQueue: () => void queue() }),
+      h(Composer, { text, running: running !== undefined, model, textarea, agents, agent, onAgent: setAgent, onAgentsWanted: () => void loadAgents(), onText: setText, onModel: setModel, onSend: () => void send(), onQueue: () => void queue(), onInterrupt: () => void send('interrupt') }),
     ),
   );
 }

@@ -89,4 +89,14 @@ describe('the console timeline, built from the event stream alone', () => {
     t = applyEvent(t, ev('ToolApprovalRequested', { step: 2, toolCallId: 'c9', name: 'echo', args: {} }));
     expect(announcementsFor(seen, t)).toEqual(['Steer 2 delivered at step 1.', 'Approval needed: echo.']);
   });
+
+  it('an answer cut by an interrupt shows the recorded partial text, marked interrupted; an urgent steer says what it waits for', () => {
+    let t = replay([ev('TurnStarted', { prompt: 'p' }), ev('ModelRequested', { step: 1, steerIds: [] })]);
+    t = applyLive(t, { type: 'ModelDelta', data: { turnId: T, step: 1, index: 0, text: 'I will del' } });
+    t = applyEvent(t, ev('SteerQueued', { steerId: S1, text: 'stop', position: 1, queueDepth: 1, urgency: 'interrupt', waitingFor: ['c1'] }));
+    t = applyEvent(t, ev('ModelInterrupted', { step: 1, partialText: 'I will' }));
+    t = applyLive(t, { type: 'ModelDelta', data: { turnId: T, step: 1, index: 1, text: 'ete' } });
+    expect(t.turns[0].steps[1]).toMatchObject({ text: 'I will', interrupted: true });
+    expect(t.turns[0].steers[S1]).toMatchObject({ urgent: true, waitingFor: ['c1'] });
+  });
 });

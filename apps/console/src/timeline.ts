@@ -24,6 +24,9 @@ export interface SteerEntry {
   boundary?: string;
   reason?: string;
   edited?: boolean;
+  /** An urgent steer (`urgency: interrupt`), and the non-interruptible calls it waits for. */
+  urgent?: boolean;
+  waitingFor?: string[];
 }
 
 export interface ToolEntry {
@@ -47,6 +50,8 @@ export interface StepEntry {
   text: string;
   answered: boolean;
   toolCallIds: string[];
+  /** An urgent steer cut the answer (ModelInterrupted): `text` is what it had written, and no more. */
+  interrupted?: boolean;
 }
 
 /** What the timeline lists, in the order it happened; each item's details live in the maps. */
@@ -116,6 +121,9 @@ function applyToTurn(turn: TurnEntry, type: string, d: Data): TurnEntry {
       return add({ ...turn, steps: { ...turn.steps, [d.step]: { step: d.step, text: '', answered: false, toolCallIds: [] } } }, { kind: 'step', step: d.step });
     case 'ModelResponded':
       return step(turn, d.step, (s) => ({ ...s, text: d.text, answered: true, toolCallIds: (d.toolCalls ?? []).map((c: Data) => c.id) }));
+    case 'ModelInterrupted':
+      // What was cut is the record's partial text, not whatever deltas arrived.
+      return step(turn, d.step, (s) => ({ ...s, text: String(d.partialText ?? ''), answered: true, interrupted: true }));
     case 'ToolApprovalRequested':
       return upsertTool(turn, d, { state: 'awaiting_approval' });
     case 'ToolApprovalDecided':
@@ -125,7 +133,10 @@ function applyToTurn(turn: TurnEntry, type: string, d: Data): TurnEntry {
     case 'ToolCallFinished':
       return upsertTool(turn, d, { state: d.ok ? 'ok' : 'failed', output: d.output, error: d.error, durationMs: d.durationMs, progress: d.ok ? 1 : undefined });
     case 'SteerQueued':
-      return add({ ...turn, steers: { ...turn.steers, [d.steerId]: { steerId: d.steerId, text: d.text, position: d.position, status: 'queued' } } }, { kind: 'steer', steerId: d.steerId });
+      return add(
+        { ...turn, steers: { ...turn.steers, [d.steerId]: { steerId: d.steerId, text: d.text, position: d.position, status: 'queued', ...(d.urgency === 'interrupt' && { urgent: true }), ...(d.waitingFor && { waitingFor: d.waitingFor }) } } },
+        { kind: 'steer', steerId: d.steerId },
+      );
     case 'SteerEdited':
       return steer(turn, d.steerId, (s) => ({ ...s, text: d.text, edited: true }));
     case 'SteeringDelivered':

@@ -298,6 +298,7 @@ function lifecycle(opts: SteerOptions): Record<string, unknown> {
     ...(opts.steerId ? { steerId: opts.steerId } : {}),
     ...(opts.onTurnEnd ? { onTurnEnd: opts.onTurnEnd } : {}),
     ...(opts.ttlMs !== undefined ? { ttlMs: opts.ttlMs } : {}),
+    ...(opts.urgency ? { urgency: opts.urgency } : {}),
   };
 }
 

@@ -63,9 +63,13 @@ interface ReceiptBase {
   turnId: string;
   position: number;
   text: string;
+  /** An urgent steer (`urgency: "interrupt"`); absent for one that waits for the next boundary. */
+  urgency?: 'interrupt';
+  /** An urgent steer waits for these running calls: their tools declare themselves non-interruptible. */
+  waitingFor?: string[];
 }
 
-/** The model's context holds the steer: it went in at `boundary` of `step`, carried by request `requestStep`. */
+/** The model's context holds the steer: it went in at `boundary` of `step` (`interrupt`: the step was cut for it), carried by request `requestStep`. */
 export interface DeliveredReceipt extends ReceiptBase {
   status: 'delivered';
   step: number;
@@ -124,6 +128,11 @@ export interface SteerOptions {
   onTurnEnd?: 'continue' | 'drop' | 'next_turn';
   /** Dropped `expired` if still queued this many ms after it was accepted (1 000–3 600 000). */
   ttlMs?: number;
+  /**
+   * `interrupt`: stop what the turn is doing — cut the answer being written, cancel the running tool
+   * calls, deny a pending approval — and deliver now (boundary `interrupt`). Default `next_boundary`.
+   */
+  urgency?: 'next_boundary' | 'interrupt';
   /** Wait up to this many seconds (at most 60) for delivery or drop before answering. */
   waitSeconds?: number;
   signal?: AbortSignal;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { APPROVAL_DECIDERS, APPROVAL_DECISIONS, BOUNDARIES, DROP_REASONS, ON_TURN_END } from './events';
+import { APPROVAL_DECIDERS, APPROVAL_DECISIONS, BOUNDARIES, DROP_REASONS, ON_TURN_END, STEER_URGENCIES } from './events';
 import { SteerlineError, type ErrorBody } from './errors';
 import { startTurnAgentFields } from './agent-fields';
 import { ApprovalPolicySchema, PROMPT_MAX, STEER_TEXT_MAX, STEER_TTL_MS, TurnLimitsSchema, checkToolChoice } from './limits';
@@ -58,6 +58,8 @@ export type StartTurnAnswer = z.infer<typeof StartTurnAnswerSchema>;
 export const steerLifecycle = {
   onTurnEnd: z.enum(ON_TURN_END).optional(),
   ttlMs: z.number().int().min(STEER_TTL_MS.min).max(STEER_TTL_MS.max).optional(),
+  /** `interrupt`: stop what the turn is doing and deliver now (docs/design.md §2, "Urgency"); default `next_boundary`. */
+  urgency: z.enum(STEER_URGENCIES).optional(),
 };
 export const SubmitSteerCommand = z.object({ tenantId, text: steerText, steerId: uuid.optional(), ...steerLifecycle }).strict();
 export const SubmitConversationSteerCommand = z
@@ -124,6 +126,10 @@ export const ReceiptSchema = z
     reason: z.enum(DROP_REASONS).optional(),
     /** A steer moved to the next turn: that turn's id. */
     nextTurnId: uuid.optional(),
+    /** Present for an urgent steer (`interrupt`); absent: `next_boundary`. */
+    urgency: z.literal('interrupt').optional(),
+    /** An urgent steer waits for these running calls, which declare themselves non-interruptible. */
+    waitingFor: z.array(z.string()).optional(),
   })
   .strict();
 export type Receipt = z.infer<typeof ReceiptSchema>;

@@ -24,7 +24,7 @@ describe('reading events: the writer is strict, readers are tolerant', () => {
   });
 
   it('an event the current schema describes is read unchanged and reports nothing ignored', () => {
-    const delivered = fixture('SteeringDelivered');
+    const delivered = JSON.parse(loadFixtures().find((f) => f.file === 'SteeringDelivered.v2.json')!.json);
     const decoded = decodeEvent(JSON.stringify(delivered));
     expect(decoded).toEqual({ ok: true, event: delivered });
   });

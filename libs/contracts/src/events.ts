@@ -3,8 +3,13 @@ import { recordedAgentFields } from './agent-fields';
 import { ApprovalPolicySchema, TurnLimitsSchema } from './limits';
 import { ModelSpecSchema, ToolCallSchema, UsageSchema } from './models';
 
-export const BOUNDARIES = ['tool_results', 'turn_end'] as const;
+/** Where steers are delivered: a step's tool results, a text-only end, or an urgent steer's cut of the step (docs/design.md §2, "Urgency"). */
+export const BOUNDARIES = ['tool_results', 'turn_end', 'interrupt'] as const;
 export type Boundary = (typeof BOUNDARIES)[number];
+
+/** When a steer wants to reach the model: at the next boundary (the default), or now, cutting the step (docs/design.md §2, "Urgency"). */
+export const STEER_URGENCIES = ['next_boundary', 'interrupt'] as const;
+export type SteerUrgency = (typeof STEER_URGENCIES)[number];
 
 /** Why a steer was dropped. Every reason hands the text back to the client. */
 export const DROP_REASONS = [
@@ -77,6 +82,12 @@ export const EventDataSchemas = {
   ModelResponded: z
     .object({ step, text: z.string(), toolCalls: z.array(ToolCallSchema), usage: UsageSchema.optional() })
     .strict(),
+  /**
+   * An urgent steer cut the step's model answer while it was being written:
+   * `partialText` is what the model had written when the interrupt was decided.
+   * Never an answer (no ModelResponded of this step follows); docs/design.md §2, "Urgency".
+   */
+  ModelInterrupted: z.object({ step, partialText: z.string(), usage: UsageSchema.optional() }).strict(),
   ToolCallStarted: z
     .object({ step, toolCallId: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()) })
     .strict(),
@@ -113,6 +124,10 @@ export const EventDataSchemas = {
       onTurnEnd: z.enum(['drop', 'next_turn']).optional(),
       /** When a steer sent with `ttlMs` expires if it is still queued. */
       expiresAt: z.iso.datetime().optional(),
+      /** Absent: `next_boundary`. `interrupt`: the steer cuts the step it arrives in. */
+      urgency: z.literal('interrupt').optional(),
+      /** An urgent steer's wait: the step's running calls that declare themselves non-interruptible; it is delivered once they finish. */
+      waitingFor: z.array(z.string()).optional(),
     })
     .strict(),
   SteerEdited: z.object({ steerId: uuid, text: z.string(), previousText: z.string() }).strict(),
@@ -150,8 +165,9 @@ export const EVENT_VERSION = 1;
  * TurnStarted v2: a model may be `{provider: "anthropic", name}` (docs/design.md §6.1).
  * TurnStarted v3 and TurnQueued v2: the turn's agent — `instructions`,
  * `settings`, `tools`, `agent`, each optional — and a model's `endpoint` (docs/design.md §6.1, "A turn's agent").
+ * SteeringDelivered v2: the boundary `interrupt` (docs/design.md §2, "Urgency").
  */
-const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2, TurnStarted: 3, TurnQueued: 2 };
+const LATER_VERSIONS: Partial<Record<EventType, number>> = { SteerDropped: 2, TurnStarted: 3, TurnQueued: 2, SteeringDelivered: 2 };
 
 /** The version every new event of `type` is written at. */
 export function eventVersion(type: EventType): number {

@@ -57,6 +57,17 @@ describe('invariant checker', () => {
     expect(found(events)).toContain('I6');
   });
 
+  it('an interrupt delivery follows a cut answer (or a tool step whose calls all have results); a cut answer also recorded as an answer violates `answers`', () => {
+    const f = Object.fromEntries(loadFixtures().map((x) => [x.type, JSON.parse(x.json) as SteerlineEvent]));
+    const events = validTurn();
+    const cut = [events[0], events[1], { ...f.ModelInterrupted, data: { step: 1, partialText: 'half' } }, events[4], { ...events[6], data: { ...events[6].data, afterToolCallIds: [] } }, ...events.slice(7)] as SteerlineEvent[];
+    const renumbered = (list: SteerlineEvent[]) => list.map((e, i) => ({ ...e, seq: i + 1 })) as SteerlineEvent[];
+    expect(found(renumbered(cut))).toEqual([]);
+    expect(found(renumbered([...cut.slice(0, 3), events[2], ...cut.slice(3)]))).toContain('answers');
+    const interruptAfterText = [...events.slice(0, 2), { ...events[2], data: { ...events[2].data, toolCalls: [] } }, events[4], events[6], ...events.slice(7)] as SteerlineEvent[];
+    expect(found(renumbered(interruptAfterText))).toContain('I4');
+  });
+
   describe('I7: approvals', () => {
     const f = () => Object.fromEntries(loadFixtures().map((x) => [x.type, JSON.parse(x.json) as SteerlineEvent]));
     /** validTurn with its tool call waiting for approval before it starts. */

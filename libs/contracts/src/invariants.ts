@@ -1,7 +1,7 @@
 import { isTerminalTurnEvent, type SteerlineEvent, type TurnEvent } from './events';
 
 /** Invariants I1–I6 of docs/design.md §2 and I7 of §9, checked on the log alone. */
-export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'positions' | 'single_runner';
+export type InvariantId = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'positions' | 'single_runner' | 'answers';
 
 export interface Violation {
   invariant: InvariantId;
@@ -128,7 +128,9 @@ class TurnCheck {
   private nextPosition = 1;
   private lastDeliveredPosition = 0;
   private firstResponseSeen = false;
-  private lastResponse: { step: number; toolCalls: string[] } | undefined;
+  private lastResponse: LastResponse | undefined;
+  /** Steps whose model outcome (ModelResponded or ModelInterrupted) is in the log: one each. */
+  private readonly answered = new Set<number>();
   private readonly finished = new Map<number, Set<string>>();
   private pendingDeliveries: { steerId: string; requestStep: number; entry: TurnEntry }[] = [];
   private last: TurnEntry;
@@ -196,7 +198,7 @@ class TurnCheck {
         else if (++q.settled > 1) this.v('I2', `steer settled ${q.settled} times`, entry, e.data.steerId);
         else if (q.text !== e.data.text) this.v('I2', `${e.type} carries a text that is not the steer’s last one`, entry, e.data.steerId);
         if (e.type === 'SteerDropped') break;
-        if (!this.firstResponseSeen) this.v('I5', 'delivery before the first ModelResponded', entry, e.data.steerId);
+        if (!this.firstResponseSeen) this.v('I5', 'delivery before the first ModelResponded (or ModelInterrupted)', entry, e.data.steerId);
         if (e.data.position <= this.lastDeliveredPosition) this.v('I3', `delivered position ${e.data.position} after ${this.lastDeliveredPosition}`, entry, e.data.steerId);
         this.lastDeliveredPosition = Math.max(this.lastDeliveredPosition, e.data.position);
         checkBoundary(e, entry, this.lastResponse, this.finished, this.v);
@@ -204,8 +206,12 @@ class TurnCheck {
         break;
       }
       case 'ModelResponded':
+      case 'ModelInterrupted':
+        // An interrupted answer is never also recorded as an answer, nor an answer twice.
+        if (this.answered.has(e.data.step)) this.v('answers', `step ${e.data.step} has a second model outcome (${e.type})`, entry);
+        this.answered.add(e.data.step);
         this.firstResponseSeen = true;
-        this.lastResponse = { step: e.data.step, toolCalls: e.data.toolCalls.map((c) => c.id) };
+        this.lastResponse = e.type === 'ModelResponded' ? { step: e.data.step, toolCalls: e.data.toolCalls.map((c) => c.id), interrupted: false } : { step: e.data.step, toolCalls: [], interrupted: true };
         // Tool results of earlier steps can no longer matter to a boundary.
         for (const s of this.finished.keys()) if (s < e.data.step) this.finished.delete(s);
         break;
@@ -246,12 +252,14 @@ class TurnCheck {
   }
 }
 
+type LastResponse = { step: number; toolCalls: string[]; interrupted: boolean };
+
 const callKey = (d: { step: number; toolCallId: string }) => `${d.step}/${d.toolCallId}`;
 
 function checkBoundary(
   e: Extract<TurnEvent, { type: 'SteeringDelivered' }>,
   entry: TurnEntry,
-  lastResponse: { step: number; toolCalls: string[] } | undefined,
+  lastResponse: LastResponse | undefined,
   finished: Map<number, Set<string>>,
   v: Report,
 ): void {
@@ -261,11 +269,14 @@ function checkBoundary(
     return;
   }
   if (e.data.requestStep !== step + 1) v('I4', `delivered at step ${step} for request ${e.data.requestStep}`, entry, steerId);
-  if (boundary === 'tool_results') {
+  if (lastResponse.interrupted) {
+    if (boundary !== 'interrupt') v('I4', `${boundary} delivery after an interrupted answer`, entry, steerId);
+  } else if (boundary === 'tool_results' || boundary === 'interrupt') {
+    // An interrupt of a tool step comes once every call has its (possibly `interrupted`) result.
     const done = finished.get(step) ?? new Set<string>();
     const missing = lastResponse.toolCalls.filter((id) => !done.has(id));
-    if (lastResponse.toolCalls.length === 0) v('I4', 'tool_results delivery after an answer without tool calls', entry, steerId);
-    if (missing.length) v('I4', `tool_results delivery before tool calls ${missing.join(', ')} finished`, entry, steerId);
+    if (lastResponse.toolCalls.length === 0) v('I4', `${boundary} delivery after an answer without tool calls`, entry, steerId);
+    if (missing.length) v('I4', `${boundary} delivery before tool calls ${missing.join(', ')} finished`, entry, steerId);
   } else if (lastResponse.toolCalls.length > 0) {
     v('I4', 'turn_end delivery after an answer with tool calls', entry, steerId);
   }

@@ -57,6 +57,11 @@ export const ToolDescriptorSchema = z.object({
    * again by the engine that resumes the turn. Otherwise it ends `interrupted`.
    */
   idempotent: z.boolean().optional(),
+  /**
+   * `false`: an urgent steer (docs/design.md §2, "Urgency") waits for a running
+   * call to finish instead of cancelling it. Absent: a call may be cancelled.
+   */
+  interruptible: z.boolean().optional(),
 });
 export type ToolDescriptor = z.input<typeof ToolDescriptorSchema>;
 

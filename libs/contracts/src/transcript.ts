@@ -16,6 +16,16 @@ export function renderSteer(text: string): string {
   return text;
 }
 
+/**
+ * How an answer cut by an urgent steer reaches the model next: what it had
+ * written, as its own assistant message, marked as cut so that it never reads
+ * as a complete answer. Nothing written: no message at all.
+ */
+export function renderInterrupted(partialText: string): string {
+  return `${partialText}\n\n${INTERRUPTED_MARKER}`;
+}
+export const INTERRUPTED_MARKER = '[interrupted: this answer was cut off here by the user, who sent the message that follows]';
+
 export function renderToolResult(result: EventData<'ToolCallFinished'>): string {
   if (!result.ok) return `Error: ${result.error?.message ?? 'tool failed'}`;
   return typeof result.output === 'string' ? result.output : JSON.stringify(result.output ?? null);
@@ -30,6 +40,8 @@ export function messagesOf(event: SteerlineEvent): ChatMessage[] {
       const { step, text, toolCalls } = event.data;
       return [{ role: 'assistant', content: text, turnId: event.turnId, step, ...(toolCalls.length ? { toolCalls } : {}) }];
     }
+    case 'ModelInterrupted':
+      return event.data.partialText.trim() ? [{ role: 'assistant', content: renderInterrupted(event.data.partialText), turnId: event.turnId, step: event.data.step }] : [];
     case 'ToolCallFinished':
       return [{ role: 'tool', content: renderToolResult(event.data), turnId: event.turnId, step: event.data.step, toolCallId: event.data.toolCallId }];
     case 'SteeringDelivered':

@@ -92,5 +92,7 @@ export const upcasters = new UpcasterRegistry()
   // endpoint. So every older event is a valid newer one.
   .register('TurnStarted', 2, (event) => event)
   .register('TurnQueued', 1, (event) => event)
+  // v2 only added the boundary `interrupt`: every v1 event is a valid v2 one.
+  .register('SteeringDelivered', 1, (event) => event)
   // v2 only added drop reasons and an optional `nextTurnId`: every v1 event is a valid v2 one.
   .register('SteerDropped', 1, (event) => event);

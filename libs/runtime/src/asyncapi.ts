@@ -56,7 +56,7 @@ const TAGS = [
 ];
 
 /** The document's own version: bump the major when an event type gets a new version. */
-export const ASYNCAPI_DOC_VERSION = '1.0.0';
+export const ASYNCAPI_DOC_VERSION = '2.0.0';
 
 const EVENT_SUMMARIES: Record<EventType, string> = {
   ConversationCreated: 'A conversation exists; the first event of its subject (seq 0, no turn).',
@@ -65,11 +65,12 @@ const EVENT_SUMMARIES: Record<EventType, string> = {
   TurnResumed: 'Another engine (or the same one, restarted) adopted the running turn from the log and goes on with it; attempt counts the resumes.',
   ModelRequested: 'The engine sent model request `step`, carrying the steers in `steerIds`.',
   ModelResponded: 'The model answered step `step`: text and tool calls.',
+  ModelInterrupted: 'An urgent steer cut the answer of step `step` while it was being written; `partialText` is what it had written. Never an answer.',
   ToolCallStarted: 'A tool call of step `step` started.',
   ToolCallFinished: 'A tool call finished, with its output or error.',
   ToolApprovalRequested: 'A tool call of step `step` waits for a person’s decision before it starts.',
   ToolApprovalDecided: 'A waiting tool call was approved or denied, by the person, the timeout or the turn’s end.',
-  SteerQueued: 'A steer was accepted into the turn’s queue at `position`.',
+  SteerQueued: 'A steer was accepted into the turn’s queue at `position`; `urgency: interrupt` cuts the step it arrives in.',
   SteeringDelivered: 'A steer was delivered at a boundary; the model request `requestStep` carries `rendered`.',
   SteerEdited: 'A queued steer’s text was replaced; its position is unchanged and the model will read `text`.',
   SteerDropped: 'A queued steer was settled without delivery; `text` is handed back.',

@@ -47,6 +47,12 @@ const TOOLS = {
         });
       }),
   },
+  slow_destructive: {
+    description: 'As slow, but declares destructiveHint: an urgent steer waits for it instead of cancelling it.',
+    inputSchema: object({ ms: { type: 'integer' } }, ['ms']),
+    annotations: { destructiveHint: true },
+    run: (args, extra) => TOOLS.slow.run(args, extra),
+  },
   refuse: {
     description: 'Always reports an error result.',
     inputSchema: object({ message: { type: 'string' } }),

@@ -38,17 +38,20 @@ export interface ComposerProps {
   onSend(): void;
   /** Alt+Enter: queue a follow-up turn. */
   onQueue(): void;
+  /** Ctrl+Enter (or ⌘+Enter) while a turn runs: stop what it is doing and steer it now. */
+  onInterrupt(): void;
 }
 
-/** Enter sends, Shift+Enter is a new line, Alt+Enter queues a follow-up turn. */
+/** Enter sends, Shift+Enter is a new line, Ctrl+Enter interrupts and steers, Alt+Enter queues a follow-up turn. */
 export function Composer(p: ComposerProps): VNode<any> {
   const onKeyDown = (e: KeyboardEvent) => {
     if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return;
     e.preventDefault();
     if (e.altKey) p.onQueue();
+    else if ((e.ctrlKey || e.metaKey) && p.running) p.onInterrupt();
     else p.onSend();
   };
-  const hint = p.running ? 'Enter steers the running turn' : 'Enter starts a turn';
+  const hint = p.running ? 'Enter steers the running turn at its next boundary; Ctrl+Enter interrupts it and steers now' : 'Enter starts a turn';
   return h(
     'form',
     {
@@ -70,7 +73,13 @@ export function Composer(p: ComposerProps): VNode<any> {
       onKeyDown,
     }),
     h('p', { id: 'composer-hint', class: 'hint' }, `${hint}; Shift+Enter adds a line; Alt+Enter queues a follow-up turn.`),
-    h('div', { class: 'buttons' }, h('button', { type: 'submit' }, p.running ? 'Steer' : 'Start turn'), h('button', { type: 'button', onClick: p.onQueue }, 'Queue follow-up turn')),
+    h(
+      'div',
+      { class: 'buttons' },
+      h('button', { type: 'submit' }, p.running ? 'Steer' : 'Start turn'),
+      p.running && h('button', { type: 'button', class: 'interrupt', onClick: p.onInterrupt }, 'Interrupt and steer'),
+      h('button', { type: 'button', onClick: p.onQueue }, 'Queue follow-up turn'),
+    ),
     h(AgentPicker, p),
     h(
       'details',

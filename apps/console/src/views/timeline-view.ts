@@ -45,6 +45,10 @@ function renderItem(turn: TurnEntry, item: TimelineItem, actions: TimelineAction
     case 'step': {
       const s = turn.steps[item.step];
       const calls = s.toolCallIds.length ? ` → ${s.toolCallIds.length} tool call${s.toolCallIds.length > 1 ? 's' : ''}` : '';
+      if (s.interrupted) {
+        // What was cut, struck through and said in words: never shown as an answer.
+        return h('div', { 'data-step': item.step, class: 'interrupted' }, h('strong', null, `Step ${item.step}`), ' model, cut by an interrupt: ', h('del', { class: 'answer' }, s.text || '(nothing written yet)'));
+      }
       return h('div', { 'data-step': item.step }, h('strong', null, `Step ${item.step}`), ` model${calls}: `, h('span', { class: 'answer' }, s.text || (s.answered ? '(no text)' : 'thinking…')));
     }
     case 'tool':
@@ -99,9 +103,9 @@ function SteerItem({ turnId, steer, actions }: { turnId: string; steer: SteerEnt
   const [editing, setEditing] = useState<string | undefined>(undefined);
   const state =
     steer.status === 'queued'
-      ? `queued at position ${steer.position}`
+      ? `${steer.urgent ? 'interrupting, ' : ''}queued at position ${steer.position}${steer.waitingFor?.length ? ` (waiting for ${steer.waitingFor.join(', ')}, which cannot be interrupted)` : ''}`
       : steer.status === 'delivered'
-        ? `delivered at step ${steer.step}${steer.boundary === 'turn_end' ? ' (turn end)' : ''}`
+        ? `delivered at step ${steer.step}${steer.boundary === 'turn_end' ? ' (turn end)' : steer.boundary === 'interrupt' ? ' (interrupt)' : ''}`
         : `dropped: ${steer.reason ?? ''}`;
   const text = `“${steer.text}”${steer.edited ? ' (edited)' : ''}`;
   if (editing !== undefined && steer.status === 'queued') {

@@ -27,6 +27,11 @@ export interface Tool {
   idempotent?: boolean;
   /** Where it comes from, for `GET /v1/tools`: `service` (remote), `mcp:<server>`; absent: `builtin`. */
   source?: string;
+  /**
+   * `false`: an urgent steer waits for a running call instead of cutting it (docs/design.md §2, "Urgency"):
+   * a remote tool's `interruptible: false`, an MCP tool's `destructiveHint: true` or `interruptible: false`. Absent: interruptible.
+   */
+  interruptible?: boolean;
   run(args: Record<string, unknown>, signal: AbortSignal, call?: ToolCallContext): Promise<unknown>;
 }
 

@@ -1,13 +1,27 @@
 import type { ApprovalDecision, DropReason, OnTurnEnd, ToolCall, Usage } from '@steerline/contracts';
 import type { TurnSpec } from './turn.state';
 
+/** A steer as `SubmitSteer` and `Interrupt` carry it. */
+export interface SteerFields {
+  steerId: string;
+  text: string;
+  onTurnEnd?: OnTurnEnd;
+  expiresAt?: string;
+}
+
 /** What the runner and the command handlers ask of a turn. Imperative names. */
 export type TurnCommand =
   | ({ type: 'StartTurn'; turnId: string; tenantId: string; conversationId: string; engineId: string } & TurnSpec)
   /** Queues the turn behind the conversation's running one; `StartTurn` or `CancelTurn` follows. */
   | ({ type: 'QueueTurn'; position: number; fromTurnId?: string } & TurnSpec)
   /** `expiresAt`: the shell turns a steer's `ttlMs` into a deadline, as the decider has no clock. */
-  | { type: 'SubmitSteer'; steerId: string; text: string; onTurnEnd?: OnTurnEnd; expiresAt?: string }
+  | ({ type: 'SubmitSteer' } & SteerFields)
+  /**
+   * An urgent steer: accepted like `SubmitSteer`, then the step is cut (docs/design.md §2, "Urgency").
+   * The shell's facts: `partialText`/`usage`, what the step's streamed answer has written so far
+   * (absent: nothing); `uninterruptible`, the tools that are waited for; `elapsedMs`, how long each running call ran.
+   */
+  | ({ type: 'Interrupt'; partialText?: string; usage?: Usage; uninterruptible: readonly string[]; elapsedMs?: Readonly<Record<string, number>> } & SteerFields)
   | { type: 'WithdrawSteer'; steerId: string }
   | { type: 'EditSteer'; steerId: string; text: string }
   /** A steer's deadline passed: it is dropped `expired` if, and only if, it is still queued. */

@@ -12,7 +12,7 @@ import { NEXT_TURN_ID, call, newTurnState, startCommand, steerId } from './turn.
 
 /** One random step of the outside world; interpreted against the current state. */
 const Action = fc.record({
-  kind: fc.constantFrom('submit', 'submit', 'submit', 'submitDrop', 'submitNext', 'edit', 'expire', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'approve', 'approve', 'deny', 'timeout', 'cancel', 'fail', 'abandon', 'resume'),
+  kind: fc.constantFrom('submit', 'submit', 'submit', 'interrupt', 'interrupt', 'interruptWaiting', 'submitDrop', 'submitNext', 'edit', 'expire', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'approve', 'approve', 'deny', 'timeout', 'cancel', 'fail', 'abandon', 'resume'),
   pick: fc.nat(),
   tools: fc.nat({ max: 3 }),
   ok: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
@@ -48,6 +48,18 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
     case 'submitDrop':
     case 'submitNext':
       return { type: 'SubmitSteer', steerId: steerId(nextSteer++), text: `steer ${nextSteer}`, onTurnEnd: action.kind === 'submitDrop' ? 'drop' : 'next_turn', expiresAt: '2030-01-01T00:00:00.000Z' };
+    case 'interrupt':
+    case 'interruptWaiting':
+      // `interruptWaiting`: sleep declares itself non-interruptible, so its running calls are waited for.
+      return {
+        type: 'Interrupt',
+        steerId: steerId(nextSteer++),
+        text: `urgent ${nextSteer}`,
+        ...(action.fatal && { onTurnEnd: 'drop' as const }),
+        ...(action.pick % 2 === 0 && { partialText: `partial ${action.pick}` }),
+        uninterruptible: action.kind === 'interruptWaiting' ? ['sleep'] : [],
+        elapsedMs: { [`call_${runOf(state).step}_0`]: action.pick % 1000 },
+      };
     case 'edit':
       return { type: 'EditSteer', steerId: known, text: `edited ${action.pick}` };
     case 'expire':
@@ -106,11 +118,11 @@ describe('turn decider under random interleavings', () => {
             state = result.state;
             events.push(...result.events);
             lastBatch = result.events.length;
-            if (command.type === 'SubmitSteer') submitted.push(command.steerId);
+            if (command.type === 'SubmitSteer' || command.type === 'Interrupt') submitted.push(command.steerId);
           } catch (err) {
             if (!(err instanceof SteerlineError)) throw err;
             // A refused command appends nothing; remember refused steers that were never accepted.
-            if (command.type === 'SubmitSteer' && !runOf(state).steers.has(command.steerId)) refused.add(command.steerId);
+            if ((command.type === 'SubmitSteer' || command.type === 'Interrupt') && !runOf(state).steers.has(command.steerId)) refused.add(command.steerId);
           }
         };
         if (opening !== 'start') {
@@ -166,10 +178,28 @@ describe('turn decider under random interleavings', () => {
         expect(new Set(startedCalls).size).toBe(startedCalls.length);
         expect(new Set(finishedCalls).size).toBe(finishedCalls.length);
         if (state.status === 'completed') expect(startedCalls.filter((c) => !finishedCalls.includes(c))).toEqual([]);
-        // A steer never decides an approval: every decision comes from a decision command or the turn's end
-        // (or an end a crash cut short: the resumed turn goes on, as after a cut-short cancel's drops).
-        const steerCommandsDecided = events.filter((e) => e.type === 'ToolApprovalDecided' && e.data.by === 'cancel');
-        expect(steerCommandsDecided.every((e) => events.some((t) => t.seq > e.seq && (t.type === 'TurnCancelled' || t.type === 'TurnFailed' || t.type === 'TurnResumed')))).toBe(true);
+        // A steer never approves (I7): every decision comes from a decision command or the turn's end
+        // (or an end a crash cut short: the resumed turn goes on, as after a cut-short cancel's drops),
+        // or is a denial `interrupted` after an urgent steer was accepted.
+        const engineDecided = events.filter((e) => e.type === 'ToolApprovalDecided' && e.data.by === 'cancel');
+        const urgentSeqs = events.filter((e) => e.type === 'SteerQueued' && e.data.urgency === 'interrupt').map((e) => e.seq);
+        for (const e of engineDecided) {
+          const data = e.data as { decision: string; reason?: string };
+          expect(data.decision).toBe('denied');
+          if (data.reason === 'interrupted') expect(urgentSeqs.some((q) => q < e.seq)).toBe(true);
+          else expect(events.some((t) => t.seq > e.seq && (t.type === 'TurnCancelled' || t.type === 'TurnFailed' || t.type === 'TurnResumed'))).toBe(true);
+        }
+        // An interrupted answer is never recorded as an answer: no step has both outcomes.
+        const answeredSteps = events.filter((e) => e.type === 'ModelResponded').map((e) => (e.data as { step: number }).step);
+        for (const e of events) if (e.type === 'ModelInterrupted') expect(answeredSteps).not.toContain(e.data.step);
+        // Every call of a step cut by an interrupt has exactly one result before the interrupt's delivery.
+        for (const d of events) {
+          if (d.type !== 'SteeringDelivered' || d.data.boundary !== 'interrupt') continue;
+          const answer = events.find((e) => e.type === 'ModelResponded' && e.data.step === d.data.step && e.seq < d.seq);
+          const ids = answer?.type === 'ModelResponded' ? answer.data.toolCalls.map((c) => c.id) : [];
+          for (const id of ids) expect(events.filter((e) => e.type === 'ToolCallFinished' && e.seq < d.seq && e.data.step === d.data.step && e.data.toolCallId === id)).toHaveLength(1);
+          if (!answer) expect(events.some((e) => e.type === 'ModelInterrupted' && e.data.step === d.data.step && e.seq < d.seq)).toBe(true);
+        }
         if (!approvals) expect(events.some((e) => e.type === 'ToolApprovalRequested')).toBe(false);
         // docs/design.md §2, "At a turn's end": a drop/next_turn steer never reaches the model at a text-only end; a moved one names the one follow-up turn.
         for (const e of events) {

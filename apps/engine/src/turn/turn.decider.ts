@@ -3,7 +3,6 @@ import {
   SteerlineError,
   needsApproval,
   renderSteer,
-  type ApprovalDecider,
   type Boundary,
   type DropReason,
   type EventData,
@@ -11,7 +10,8 @@ import {
   type TurnEvent,
 } from '@steerline/contracts';
 import type { TurnCommand } from './turn.commands';
-import { finishedCalls, pendingApprovals, specOf, stepCalls, stepDone, type RunningTurn, type TurnState } from './turn.state';
+import { finishedCalls, interruptPending, pendingApprovals, specOf, stepCalls, stepDone, type RunningTurn, type TurnState } from './turn.state';
+import { cutStep, deniedResult, stillRunning } from './turn.interrupt';
 import { dropAll, editSteer, expireSteer, queuedSteers, submitSteer, turnEndDrops, withdraw } from './turn.steers';
 import { evolve } from './turn.evolve';
 
@@ -39,6 +39,8 @@ export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[]
   switch (command.type) {
     case 'SubmitSteer':
       return submitSteer(command, state);
+    case 'Interrupt':
+      return interrupt(command, state);
     case 'WithdrawSteer':
       return withdraw(command.steerId, state);
     case 'EditSteer':
@@ -94,8 +96,14 @@ function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state
   const resumed: TurnEventDraft = { type: 'TurnResumed', data: { engineId: command.engineId, previousEngineId: state.engineId, attempt: state.resumes + 1 } };
   const next = after(state, [resumed]);
   // The crash cut a boundary short: some of its deliveries are in the log, its request is not. The decision stands.
-  if (state.delivering.length) return [resumed, ...deliver(next, state.awaiting === 'nothing' ? 'turn_end' : 'tool_results')];
+  if (state.delivering.length) return [resumed, ...deliver(next, state.steers.get(state.delivering[0])?.boundary ?? 'tool_results')];
   if (state.step === 0) return [resumed, { type: 'ModelRequested', data: { step: 1, steerIds: [] } }];
+  if (state.awaiting === 'interrupted') return [resumed, ...boundary(next, 'interrupt')];
+  // An interrupt was accepted and its cut lost: cut now. Nothing runs again (the person said stop); the lost stream's text is gone.
+  if (interruptPending(state) && (state.awaiting === 'model' || state.awaiting === 'tools')) {
+    const cut = cutStep(next, { uninterruptible: [] }).drafts;
+    return [resumed, ...cut, ...boundary(after(next, cut), 'interrupt')];
+  }
   // A text-only answer whose end was cut off: its next_turn steers need the follow-up turn's id, as at any turn end.
   if (state.awaiting === 'nothing') return [resumed, ...boundary(next, 'turn_end', command.nextTurnId)];
   if (state.awaiting !== 'tools') return [resumed];
@@ -118,8 +126,38 @@ function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state
     }
   }
   const settled = after(next, drafts.slice(1));
-  if (stepDone(settled)) return [...drafts, ...boundary(settled, 'tool_results')];
+  if (stepDone(settled)) return [...drafts, ...boundary(settled, toolBoundary(settled))];
   return drafts;
+}
+
+/**
+ * An urgent steer (docs/design.md §2, "Urgency"): accepted like any steer,
+ * then, unless an earlier interrupt still waits, the step is cut and — once
+ * nothing non-interruptible still runs — the queue is delivered FIFO at the
+ * boundary `interrupt` and the model is asked again. A second interrupt
+ * before the first is delivered cuts nothing: it is delivered at the same point.
+ * An interrupt that finds no step to cut (between a step's end and the next
+ * request) is an ordinary steer.
+ */
+function interrupt(command: Extract<TurnCommand, { type: 'Interrupt' }>, state: RunningTurn): TurnEventDraft[] {
+  const { steerId, text, onTurnEnd, expiresAt } = command;
+  const accepted = submitSteer({ type: 'SubmitSteer', steerId, text, ...(onTurnEnd && { onTurnEnd }), ...(expiresAt && { expiresAt }) }, state);
+  if (accepted.length === 0) return [];
+  const urgent = (waitingFor: string[]): TurnEventDraft => {
+    const queued = accepted[0] as Extract<TurnEventDraft, { type: 'SteerQueued' }>;
+    return { type: 'SteerQueued', data: { ...queued.data, urgency: 'interrupt', ...(waitingFor.length && { waitingFor }) } };
+  };
+  if (interruptPending(state)) return [urgent(stillRunning(state))];
+  const { drafts, waitingFor } = cutStep(state, command);
+  const decided = [urgent(waitingFor), ...drafts];
+  const next = after(state, decided);
+  const cut = next.awaiting === 'interrupted' || (next.awaiting === 'tools' && stepDone(next));
+  return cut ? [...decided, ...boundary(next, 'interrupt')] : decided;
+}
+
+/** The boundary a tool step reaches: `interrupt` when an urgent steer waits for it, else `tool_results`. */
+function toolBoundary(state: RunningTurn): Boundary {
+  return interruptPending(state) ? 'interrupt' : 'tool_results';
 }
 
 function queueTurn(command: Extract<TurnCommand, { type: 'QueueTurn' }>, state: TurnState): TurnEventDraft[] {
@@ -177,14 +215,7 @@ function decideApproval(command: Extract<TurnCommand, { type: 'DecideApproval' }
   const finished = deniedResult(step, toolCallId, name, by, reason);
   const next = after(state, [decided, finished]);
   if (!stepDone(next)) return [decided, finished];
-  return [decided, finished, ...boundary(next, 'tool_results')];
-}
-
-/** The result a denied call finishes with: the model reads it as the tool's error. */
-function deniedResult(step: number, toolCallId: string, name: string, by: ApprovalDecider, reason?: string): TurnEventDraft {
-  const message =
-    by === 'timeout' ? 'the call was denied: nobody decided in time' : by === 'cancel' ? 'the call was denied: the turn was being ended' : `the call was denied by the user${reason ? `: ${reason}` : ''}`;
-  return { type: 'ToolCallFinished', data: { step, toolCallId, name, ok: false, error: { code: 'denied', message }, durationMs: 0 } };
+  return [decided, finished, ...boundary(next, toolBoundary(next))];
 }
 
 function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResult' }>, state: RunningTurn): TurnEventDraft[] {
@@ -203,7 +234,7 @@ function recordToolResult(command: Extract<TurnCommand, { type: 'RecordToolResul
     return [finished, ...endTurn(next, 'turn_failed', { type: 'TurnFailed', data: { steps: state.step, error: failure } })];
   }
   if (!stepDone(next)) return [finished];
-  return [finished, ...boundary(next, 'tool_results')];
+  return [finished, ...boundary(next, toolBoundary(next))];
 }
 
 /**

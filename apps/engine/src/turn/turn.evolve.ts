@@ -58,6 +58,9 @@ function evolveRun(state: Started, event: TurnEvent): Started {
       for (const c of toolCalls) calls.set(c.id, { toolCallId: c.id, step, name: c.name, args: c.args, progress: 'answered' });
       return { ...next, responded: true, lastText: event.data.text, awaiting: toolCalls.length ? 'tools' : 'nothing', calls };
     }
+    case 'ModelInterrupted':
+      // Never an answer: no calls, no text of the turn's; the boundary `interrupt` follows (docs/design.md §2, "Urgency").
+      return { ...next, awaiting: 'interrupted' };
     case 'ToolCallStarted':
       return { ...next, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, progress: 'started' })) };
     case 'ToolApprovalRequested':
@@ -72,13 +75,9 @@ function evolveRun(state: Started, event: TurnEvent): Started {
     case 'ToolCallFinished':
       return { ...next, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, progress: 'finished', finishedSeq: event.seq })) };
     case 'SteerQueued': {
-      const { steerId, text, position, onTurnEnd, expiresAt } = event.data;
-      return {
-        ...next,
-        queue: [...state.queue, steerId],
-        nextPosition: position + 1,
-        steers: withSteer(state, { steerId, text, position, status: 'queued', onTurnEnd: onTurnEnd ?? 'continue', ...(expiresAt && { expiresAt }) }),
-      };
+      const { steerId, text, position, onTurnEnd, expiresAt, urgency, waitingFor } = event.data;
+      const record: SteerRecord = { steerId, text, position, status: 'queued', onTurnEnd: onTurnEnd ?? 'continue', ...(expiresAt && { expiresAt }), ...(urgency && { urgency }), ...(waitingFor && { waitingFor }) };
+      return { ...next, queue: [...state.queue, steerId], nextPosition: position + 1, steers: withSteer(state, record) };
     }
     case 'SteerEdited': {
       const record = state.steers.get(event.data.steerId);

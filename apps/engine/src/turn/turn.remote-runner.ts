@@ -147,6 +147,16 @@ export class RemoteTurnRunner extends TurnRunner {
     return { published: command.messages.length };
   }
 
+  /**
+   * An urgent steer of an external turn is queued as an ordinary one, for the
+   * next boundary: the runner's framework holds the step, and the runner
+   * protocol has no way yet to cut it and report what was cut.
+   */
+  submitSteer(steerId: string, text: string, opts: Parameters<TurnRunner['submitSteer']>[2] = {}): ReturnType<TurnRunner['submitSteer']> {
+    const { urgency: _urgency, ...ordinary } = opts;
+    return super.submitSteer(steerId, text, ordinary);
+  }
+
   /** The engine neither calls the model nor runs the tools: the runner does, and reports. */
   protected requestModel(): void {}
   protected startTool(): void {}

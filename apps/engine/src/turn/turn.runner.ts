@@ -11,6 +11,7 @@ import {
   type ChatMessage,
   type OnTurnEnd,
   type Receipt,
+  type SteerUrgency,
   type TurnEvent,
 } from '@steerline/contracts';
 import { UnappendableEventError } from '../log/event-log';
@@ -23,6 +24,7 @@ import type { TurnCommand } from './turn.commands';
 import { evolve } from './turn.evolve';
 import { TurnDeadlines } from './turn.deadlines';
 import { approvalAnswerOf, receiptOf, stepCalls, type TurnState } from './turn.state';
+import { StepWork } from './step-work';
 
 /** Where a turn's events go: the conversation's one writer, shared with the decisions about its other turns. */
 export interface TurnLog {
@@ -65,6 +67,8 @@ export class TurnRunner {
   private epoch = 0;
   private finished = false;
   private readonly abort = new AbortController();
+  /** The model stream and tool calls in flight, each abortable on its own by an interrupt. */
+  private readonly work = new StepWork(this.abort.signal);
   /** Approval timeouts of calls still waiting, and deadlines of queued steers. */
   private readonly deadlines = new TurnDeadlines((command) => void this.runIfRunning(command));
   private endedResolve!: () => void;
@@ -116,6 +120,7 @@ export class TurnRunner {
       events.push(...decided.events);
     }
     this.decided = state;
+    this.silenceCut(events);
     for (const e of events) this.messages.push(...messagesOf(e));
     const snapshot = this.messages.slice();
     const epoch = this.epoch;
@@ -168,10 +173,40 @@ export class TurnRunner {
     this.react(events, this.messages.slice());
   }
 
-  async submitSteer(steerId: string, text: string, opts: { onTurnEnd?: OnTurnEnd; ttlMs?: number } = {}): Promise<Receipt> {
+  async submitSteer(steerId: string, text: string, opts: { onTurnEnd?: OnTurnEnd; ttlMs?: number; urgency?: SteerUrgency } = {}): Promise<Receipt> {
     const expiresAt = opts.ttlMs === undefined ? undefined : new Date(Date.now() + opts.ttlMs).toISOString();
-    await this.run({ type: 'SubmitSteer', steerId, text, ...(opts.onTurnEnd && { onTurnEnd: opts.onTurnEnd }), ...(expiresAt && { expiresAt }) }).catch(rethrowAsUnavailable);
+    const steer = { steerId, text, ...(opts.onTurnEnd && { onTurnEnd: opts.onTurnEnd }), ...(expiresAt && { expiresAt }) };
+    const command: TurnCommand = opts.urgency === 'interrupt' ? { type: 'Interrupt', ...steer, ...this.cutFacts() } : { type: 'SubmitSteer', ...steer };
+    await this.run(command).catch(rethrowAsUnavailable);
     return inLog(receiptOf(this.logged, steerId), `steer ${steerId}`);
+  }
+
+  /**
+   * What the decider needs to cut the step now (docs/design.md §2, "Urgency"):
+   * what the streamed answer has written, which running calls' tools must be
+   * waited for, how long each call has run. Read at the moment it is decided.
+   */
+  protected cutFacts(): Pick<Extract<TurnCommand, { type: 'Interrupt' }>, 'partialText' | 'uninterruptible' | 'elapsedMs'> {
+    const state = this.decided;
+    if (state.status !== 'running') return { uninterruptible: [] };
+    const written = state.awaiting === 'model' ? this.work.written(state.step) : undefined;
+    const names = new Set(stepCalls(state).map((c) => c.name));
+    const uninterruptible = [...names].filter((name) => this.deps.tools.get(name, this.tenantId)?.interruptible === false);
+    return { ...(written && { partialText: truncateText(written, this.deps.maxOutputBytes()) }), uninterruptible, elapsedMs: this.work.elapsed() };
+  }
+
+  /** A cut answer's later deltas are not the record's: none is published once the cut is decided. */
+  private silenceCut(events: TurnEvent[]): void {
+    for (const e of events) if (e.type === 'ModelInterrupted') this.work.silence(e.data.step);
+  }
+
+  /**
+   * The cut is in the log: stop the stream and the calls it gave results to.
+   * A runner whose step runs elsewhere (an external turn) aborts its adapter's signal here instead.
+   */
+  protected stopCut(e: TurnEvent): void {
+    if (e.type === 'ModelInterrupted') this.work.abortModel(e.data.step);
+    else if (e.type === 'ToolCallFinished') this.work.abortCall(e.data.toolCallId);
   }
 
   /** Replaces a queued steer's text; the decider refuses it once the steer is delivered or dropped. */
@@ -228,7 +263,10 @@ export class TurnRunner {
       } else if (e.type === 'ModelRequested') this.requestModel(e.data.step, context);
       else if (e.type === 'ToolCallStarted') this.startTool(e.data.step, e.data.toolCallId, e.data.name, e.data.args);
       else if (isTerminalTurnEvent(e)) this.finish();
-      else this.deadlines.onEvent(e, this.logged);
+      else {
+        this.stopCut(e);
+        this.deadlines.onEvent(e, this.logged);
+      }
     }
   }
 
@@ -262,18 +300,22 @@ export class TurnRunner {
   }
 
   private async callModel(step: number, messages: ChatMessage[]): Promise<void> {
-    if (this.decided.status !== 'running') return;
+    // An interrupt decided before this request was logged cut it: it is never sent.
+    if (this.decided.status !== 'running' || !this.awaitsModel(step)) return;
     const { model, instructions, settings, tools } = this.decided.spec;
+    const { signal, onDelta } = this.work.model(step, this.deps.live?.deltas(step));
     let command: TurnCommand;
     try {
       // What the turn recorded, so a resumed turn sends the same system prompt, settings and tools.
       const agent = { tools: this.deps.tools.specs(this.tenantId, tools), settings: settings ?? {}, ...(instructions !== undefined && { instructions }) };
-      const answer = await this.deps.model.complete({ step, model, messages, ...agent, onDelta: this.deps.live?.deltas(step) }, this.abort.signal);
+      const answer = await this.deps.model.complete({ step, model, messages, ...agent, onDelta }, signal);
+      // Cut meanwhile: the decider recorded what was written; the rest of the answer is not the turn's.
+      if (!this.awaitsModel(step)) return;
       // Cut before it is decided on: the log and the next model request get the same bounded text.
       // A fresh id for the follow-up turn, used only if this answer moves the turn's first next_turn steer.
       command = { type: 'RecordModelAnswer', step, ...answer, text: truncateText(answer.text, this.deps.maxOutputBytes()), nextTurnId: uuidv7() };
     } catch (err) {
-      if (this.abort.signal.aborted) return;
+      if (signal.aborted) return;
       const code = err instanceof ModelError ? err.code : 'model_failed';
       command = { type: 'FailTurn', code, message: (err as Error).message };
     }
@@ -285,21 +327,30 @@ export class TurnRunner {
     // A tool outside the turn's allow-list is never run, whatever the model asked for: it was not offered.
     const tool = this.decided.status === 'running' ? this.deps.tools.get(name, this.tenantId, this.decided.spec.tools) : undefined;
     let result: Pick<Extract<TurnCommand, { type: 'RecordToolResult' }>, 'ok' | 'output' | 'error' | 'fatal'>;
+    const signal = this.work.call(toolCallId);
     try {
       if (!tool) throw new ToolError('unknown_tool', `no tool named ${name} is offered to this turn`);
       const limit = this.deps.maxOutputBytes();
-      const output = await tool.run(args, this.abort.signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId, maxOutputBytes: limit, progress: this.deps.live?.progress(step, toolCallId) });
+      const output = await tool.run(args, signal, { tenantId: this.tenantId, conversationId: this.conversationId, turnId: this.turnId, step, toolCallId, maxOutputBytes: limit, progress: this.deps.live?.progress(step, toolCallId) });
       // Write-ahead holds: what the log records is exactly what the model will be shown.
       result = { ok: true, output: boundOutput(output, limit) };
     } catch (err) {
-      if (this.abort.signal.aborted) return;
+      if (signal.aborted) return;
       // An error the tool did not type is a crash of the tool: the turn cannot trust what it did.
       const typed = err instanceof ToolError;
       const message = truncateText(String((err as Error)?.message ?? err), this.deps.maxOutputBytes());
       result = { ok: false, error: { code: typed ? err.code : 'tool_failed', message }, fatal: typed ? err.fatal : true };
+    } finally {
+      this.work.done(toolCallId);
     }
+    // An interrupt gave the call its result already: this one is not the turn's.
+    if (this.decided.status === 'running' && this.decided.calls.get(toolCallId)?.progress !== 'started') return;
     const durationMs = Math.round(performance.now() - started);
     await this.runIfRunning({ type: 'RecordToolResult', step, toolCallId, name, durationMs, ...result });
+  }
+
+  private awaitsModel(step: number): boolean {
+    return this.decided.status === 'running' && this.decided.awaiting === 'model' && this.decided.step === step;
   }
 
   /** Model answers and tool results that arrive after the turn ended are dropped on purpose. */

@@ -50,6 +50,9 @@ export interface SteerRecord {
   onTurnEnd: OnTurnEnd;
   expiresAt?: string;
   nextTurnId?: string;
+  /** An urgent steer (docs/design.md §2, "Urgency"), and the non-interruptible calls it waits for. */
+  urgency?: 'interrupt';
+  waitingFor?: string[];
 }
 
 /** A call's approval: waiting for a decision, or decided (by a person, the policy's timeout, or the turn's end). */
@@ -85,7 +88,8 @@ export interface TurnRun {
   resumes: number;
   /** The step of the latest model request (0 before the first). */
   step: number;
-  awaiting: 'nothing' | 'model' | 'tools';
+  /** `interrupted`: an urgent steer cut the step's answer (ModelInterrupted); its deliveries and next request follow. */
+  awaiting: 'nothing' | 'model' | 'tools' | 'interrupted';
   /** Whether the model has answered at least once: nothing is delivered before (I5). */
   responded: boolean;
   lastText: string;
@@ -174,7 +178,14 @@ export function receiptOf(state: TurnState, steerId: string): Receipt | undefine
   if (s.requestStep !== undefined) receipt.requestStep = s.requestStep;
   if (s.reason !== undefined) receipt.reason = s.reason;
   if (s.nextTurnId !== undefined) receipt.nextTurnId = s.nextTurnId;
+  if (s.urgency) receipt.urgency = s.urgency;
+  if (s.waitingFor?.length) receipt.waitingFor = s.waitingFor;
   return receipt;
+}
+
+/** Whether an urgent steer waits undelivered: the step was cut (or waits for non-interruptible calls) and the next boundary is `interrupt`. */
+export function interruptPending(state: TurnRun): boolean {
+  return state.queue.some((id) => state.steers.get(id)?.urgency === 'interrupt');
 }
 
 /** The answer to a decision on `toolCallId`, once one is recorded. */

@@ -44,7 +44,9 @@ export const OPERATIONS: Record<string, OperationMeta> = {
     description:
       'Queues a steer for the running turn; the engine delivers it at the next boundary (after tool results, or as a continuation). ' +
       'Answers with the steer’s receipt: 202 queued at once, or with `Prefer: wait=<s>` the settled receipt (200 delivered, 409 steer_dropped). ' +
-      'Resubmitting the same `steerId` is idempotent.',
+      'Resubmitting the same `steerId` is idempotent. ' +
+      'With `urgency: "interrupt"` the engine stops what the turn is doing first — cuts the answer being written (ModelInterrupted), gives the running tool calls an `interrupted` result, denies a pending approval — ' +
+      'and delivers it, with every steer queued before it, at boundary `interrupt`; calls of non-interruptible tools are waited for (`waitingFor` in the receipt).',
   },
   'POST /v1/conversations/{cid}/steers': {
     operationId: 'steerConversation',

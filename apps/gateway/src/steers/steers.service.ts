@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { SteerlineError, uuidv7, type OnTurnEnd, type Receipt } from '@steerline/contracts';
+import { SteerlineError, uuidv7, type OnTurnEnd, type Receipt, type SteerUrgency } from '@steerline/contracts';
 import { EngineClient } from '../nats/engine.client';
 import { ReadModelsClient } from '../nats/read-models.client';
 import { ReceiptWaiter, type SettleWait } from './receipt-waiter';
@@ -15,6 +15,7 @@ export interface SteerInput {
   steerId?: string;
   onTurnEnd?: OnTurnEnd;
   ttlMs?: number;
+  urgency?: SteerUrgency;
 }
 
 /** Submits and reads steers, waiting (bounded) for their settlement when asked to. */
@@ -125,8 +126,8 @@ export class SteersService {
   }
 
   private async send(tenantId: string, target: SteerTarget, input: SteerInput, steerId: string): Promise<Receipt> {
-    const { text, onTurnEnd, ttlMs } = input;
-    const steer = { tenantId, text, steerId, ...(onTurnEnd && { onTurnEnd }), ...(ttlMs !== undefined && { ttlMs }) };
+    const { text, onTurnEnd, ttlMs, urgency } = input;
+    const steer = { tenantId, text, steerId, ...(onTurnEnd && { onTurnEnd }), ...(ttlMs !== undefined && { ttlMs }), ...(urgency && urgency !== 'next_boundary' && { urgency }) };
     try {
       if ('turnId' in target) return await this.engine.steerTurn(target.turnId, steer);
       const { conversationId, expectedTurnId } = target;

@@ -11,7 +11,7 @@
  */
 
 /** Bump when `generationDdl` changes: a generation built at an older version must be rebuilt (`npm run rebuild`). */
-export const DDL_VERSION = 3;
+export const DDL_VERSION = 4;
 
 /** The schema generation `id` lives in. */
 export function generationSchema(id: number): string {
@@ -72,7 +72,7 @@ export function generationDdl(schema: string): string[] {
       status text NOT NULL CHECK (status IN ('queued', 'delivered', 'dropped')),
       reason text,
       step int,
-      boundary text CHECK (boundary IN ('tool_results', 'turn_end')),
+      boundary text CHECK (boundary IN ('tool_results', 'turn_end', 'interrupt')),
       request_step int,
       next_turn_id uuid,
       queued_at timestamptz NOT NULL,

@@ -14,6 +14,8 @@ export interface McpToolInfo {
   description: string;
   inputSchema: Record<string, unknown>;
   idempotent: boolean;
+  /** An urgent steer waits for its calls: `destructiveHint: true`, or an `interruptible: false` annotation (docs/design.md §6.4). */
+  interruptible: boolean;
 }
 
 export interface McpConnectionOptions {
@@ -161,6 +163,7 @@ export class McpServerConnection {
             description: t.description ?? t.title ?? '',
             inputSchema: t.inputSchema as Record<string, unknown>,
             idempotent: t.annotations?.idempotentHint === true,
+            interruptible: t.annotations?.destructiveHint !== true && (t.annotations as { interruptible?: unknown } | undefined)?.interruptible !== false,
           });
         }
         cursor = page.nextCursor;

@@ -94,6 +94,7 @@ export class McpToolSource implements ToolSource {
             spec: { name, description: info.description, parameters: info.inputSchema },
             idempotent: info.idempotent,
             source: `mcp:${server.config.name}`,
+            interruptible: info.interruptible,
             run: (args, signal, call) => server.call(remoteName, args, signal, this.options.callTimeoutMs, call?.progress),
           },
         });

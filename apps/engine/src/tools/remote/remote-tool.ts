@@ -29,6 +29,7 @@ export function remoteTool(nc: NatsConnection, ts: ToolSubjects, descriptor: Too
     spec: { name: d.name, description: d.description, parameters: d.parameters },
     idempotent: d.idempotent === true,
     source: 'service',
+    interruptible: d.interruptible !== false,
     async run(args, signal, call?: ToolCallContext) {
       signal.throwIfAborted();
       // The model's call id repeats across turns ("call_1_0"); a cancel must reach exactly this call.
