@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, nestLogger, type Logger } from '@steerline/runtime';
+import { coalesceWrites, connectNats, nestLogger, type Logger } from '@steerline/runtime';
 import { AppModule } from './app.module';
 import { securityHeaders } from './auth/security-headers';
 import type { GatewayConfig } from './config';
@@ -33,6 +33,8 @@ export interface StartOptions {
 export async function startGateway(config: GatewayConfig, opts: StartOptions = {}): Promise<RunningGateway> {
   const logger = opts.logger ?? gatewayLogger();
   const nc = await connectNats(config.natsUrl, 'steerline-gateway');
+  // One NATS write per loop turn, not per HTTP request (issue 34).
+  coalesceWrites(nc);
   let app: NestFastifyApplication | undefined;
   try {
     // abortOnError false: a bootstrap failure must reject here, not exit the process under a test.

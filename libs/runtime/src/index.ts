@@ -2,6 +2,7 @@
 // themselves (schemas, events, subjects, errors, limits, invariants) are
 // @steerline/contracts, which needs none of this.
 export * from './nats';
+export * from './nats-writes';
 export * from './nats-auth';
 export * from './nest-envelope';
 export * from './safe-send';

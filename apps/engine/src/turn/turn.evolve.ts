@@ -1,10 +1,11 @@
 import type { TurnEvent } from '@steerline/contracts';
+import type { GrowingMap } from './growing-map';
 import { emptyRun, hasRun, specOf, type EndedTurn, type RunningTurn, type SteerRecord, type ToolCallRecord, type TurnState } from './turn.state';
 
 type Started = RunningTurn | EndedTurn;
 
-function withSteer(state: Started, record: SteerRecord): ReadonlyMap<string, SteerRecord> {
-  return new Map(state.steers).set(record.steerId, record);
+function withSteer(state: Started, record: SteerRecord): GrowingMap<string, SteerRecord> {
+  return state.steers.set(record.steerId, record);
 }
 
 function withCall(state: Started, toolCallId: string, change: (call: ToolCallRecord) => ToolCallRecord): ReadonlyMap<string, ToolCallRecord> {

@@ -1,4 +1,5 @@
 import type { ApprovalAnswer, ApprovalDecider, ApprovalPolicy, Boundary, DropReason, ModelSettings, ModelSpec, OnTurnEnd, Receipt, TurnLimits, AgentVersion } from '@steerline/contracts';
+import { GrowingMap } from './growing-map';
 
 /**
  * What a turn runs with, as `StartTurn`, `TurnQueued` and `TurnStarted` carry it.
@@ -102,7 +103,8 @@ export interface TurnRun {
   delivering: string[];
   /** Steers waiting for the next boundary, in position order. */
   queue: string[];
-  steers: ReadonlyMap<string, SteerRecord>;
+  /** Every steer of the turn by id; grows without a copy per steer event (growing-map.ts). */
+  steers: GrowingMap<string, SteerRecord>;
   nextPosition: number;
   continuations: number;
   /** The follow-up turn the turn's `next_turn` steers moved to, once one did. */
@@ -142,7 +144,7 @@ export function initialState(): NewTurn {
 
 /** The run of a turn that just started (or of a queued turn cancelled before it could). */
 export function emptyRun(engineId = ''): TurnRun {
-  return { engineId, resumes: 0, step: 0, awaiting: 'nothing', responded: false, lastText: '', calls: new Map(), delivering: [], queue: [], steers: new Map(), nextPosition: 1, continuations: 0 };
+  return { engineId, resumes: 0, step: 0, awaiting: 'nothing', responded: false, lastText: '', calls: new Map(), delivering: [], queue: [], steers: GrowingMap.empty(), nextPosition: 1, continuations: 0 };
 }
 
 /** Whether the turn has a run: it started (and may have ended since). */

@@ -1,6 +1,5 @@
 import { uuidv7 } from '@steerline/contracts';
 import { type Logger } from '@steerline/runtime';
-import { pinoHttp } from 'pino-http';
 import type { HttpRequest, HttpResponse } from '../http/http.types';
 import type { GatewayMetrics } from './metrics';
 
@@ -10,43 +9,43 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Middleware (Node's request and response), first in the chain: gives every request an id (echoed in
- * `X-Request-Id`), observes its duration, and — through pino-http — writes one
- * log line when its answer is done:
+ * `X-Request-Id`), observes its duration, and writes one log line when its answer is done:
  * `{"message":"request","requestId","method","route","status","durationMs",…}`
  * with the tenant, conversation, turn and steer ids that became known on the
- * way (a warning for a 5xx; `clientGone` when the client left first).
+ * way (a warning for a 5xx or a response error; `clientGone` when the client left first).
+ *
+ * The line is written straight to the logger, the line pino-http wrote (the same fields in the same
+ * order, `durationMs` in whole milliseconds): pino-http made two child loggers and three listeners
+ * per request for a line whose request and response it was told not to serialise (issue 34).
  */
 export function requestLog(logger: Logger, metrics: GatewayMetrics) {
-  const record = (req: HttpRequest, res: HttpResponse, durationMs: number) => {
+  const write = (req: HttpRequest, res: HttpResponse, requestId: string, startedAt: number, err?: unknown) => {
     const { route = 'unmatched', requestId: _id, ...ids } = req.observed ?? { requestId: '' };
-    return { context: 'http', method: req.method, route, status: res.statusCode, ...ids, durationMs, ...(res.writableFinished ? {} : { clientGone: true }) };
+    const level = err || res.statusCode >= 500 ? 'warn' : 'info';
+    const durationMs = Date.now() - startedAt;
+    logger[level]({ requestId, context: 'http', method: req.method, route, status: res.statusCode, ...ids, durationMs, ...(res.writableFinished ? {} : { clientGone: true }) }, 'request');
   };
-  const logRequest = pinoHttp({
-    logger,
-    genReqId: (req) => (req as HttpRequest).observed?.requestId ?? '',
-    // The id is bound once; pino-http's `req` and `res` objects are not logged at all
-    // (serialising a request's headers on every request costs more than the line itself).
-    quietReqLogger: true,
-    quietResLogger: true,
-    wrapSerializers: false,
-    serializers: { req: () => undefined, res: () => undefined },
-    customAttributeKeys: { reqId: 'requestId' },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'warn' : 'info'),
-    customSuccessMessage: () => 'request',
-    customErrorMessage: () => 'request',
-    customSuccessObject: (req, res, val: { responseTime: number }) => record(req as HttpRequest, res as HttpResponse, val.responseTime),
-    customErrorObject: (req, res, _err, val: { responseTime: number }) => record(req as HttpRequest, res as HttpResponse, val.responseTime),
-  });
   return (req: HttpRequest, res: HttpResponse, next: () => void): void => {
     const started = performance.now();
+    const startedAt = Date.now();
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : uuidv7();
     req.observed = { requestId };
     res.setHeader('X-Request-Id', requestId);
+    let logged = false;
+    // The first of finish, close and error writes the line, once.
+    const done = (err?: unknown) => {
+      if (logged) return;
+      logged = true;
+      write(req, res, requestId, startedAt, err);
+    };
+    res.once('finish', () => done());
+    res.once('error', done);
     res.once('close', () => {
+      done();
       const route = req.observed?.route ?? 'unmatched';
       metrics.httpDuration.observe({ method: req.method ?? 'GET', route, status: String(res.statusCode) }, (performance.now() - started) / 1000);
     });
-    logRequest(req, res, next);
+    next();
   };
 }

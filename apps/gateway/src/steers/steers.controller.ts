@@ -35,7 +35,7 @@ export class SteersController {
     @Res({ passthrough: true }) res: HttpResponse,
   ): Promise<Receipt> {
     const wait = honourWait(prefer, res);
-    return answerReceipt(res, await this.steers.submit(tenantId, { turnId }, body, wait, clientGone(res)));
+    return answerReceipt(res, await this.steers.submit(tenantId, { turnId }, body, wait, goneWhileWaiting(wait, res)));
   }
 
   @Post('conversations/:cid/steers')
@@ -54,7 +54,7 @@ export class SteersController {
   ): Promise<Receipt> {
     const wait = honourWait(prefer, res);
     const target = { conversationId, expectedTurnId: body.expectedTurnId };
-    return answerReceipt(res, await this.steers.submit(tenantId, target, body, wait, clientGone(res)));
+    return answerReceipt(res, await this.steers.submit(tenantId, target, body, wait, goneWhileWaiting(wait, res)));
   }
 
   @Get('turns/:tid/steers/:sid')
@@ -72,7 +72,7 @@ export class SteersController {
   ): Promise<Receipt> {
     res.setHeader('Vary', 'Prefer');
     const wait = honourWait(prefer, res);
-    return answerReceipt(res, await this.steers.read(tenantId, turnId, steerId, wait, clientGone(res)));
+    return answerReceipt(res, await this.steers.read(tenantId, turnId, steerId, wait, goneWhileWaiting(wait, res)));
   }
 
   /** docs/design.md §2, "Edit": decided by the turn's owner, so an edit and the boundary never both win. */
@@ -117,4 +117,9 @@ function honourWait(prefer: string | undefined, res: HttpResponse): number {
   const wait = parsePreferWait(prefer);
   if (wait > 0) res.setHeader('Preference-Applied', preferenceApplied(wait));
   return wait;
+}
+
+// Only a wait can outlive its client: without one, no signal (and no close listener) is made for it.
+function goneWhileWaiting(wait: number, res: HttpResponse): AbortSignal | undefined {
+  return wait > 0 ? clientGone(res) : undefined;
 }

@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { NATS_URL } from '../../../test/support/env';
+import { connectNats, decodeJson, encodeJson } from './nats';
+import { coalesceWrites } from './nats-writes';
+
+/** Counts the socket writes of a connection (nats.js hands each flush to its transport's `send`). */
+function countWrites(nc: NatsConnection): () => number {
+  const transport = (nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } }).protocol.transport;
+  const send = transport.send.bind(transport);
+  let writes = 0;
+  transport.send = (frame) => {
+    writes++;
+    send(frame);
+  };
+  return () => writes;
+}
+
+/** Ten publishes, each after a microtask checkpoint (as HTTP requests handled one by one are), within one loop turn. */
+async function publishTen(nc: NatsConnection, subject: string): Promise<void> {
+  for (let i = 0; i < 10; i++) {
+    nc.publish(subject, encodeJson({ i }));
+    await Promise.resolve();
+  }
+}
+
+describe('coalesceWrites', () => {
+  const connections: NatsConnection[] = [];
+  afterAll(async () => Promise.all(connections.map((nc) => nc.close())));
+  const open = async (coalesce: boolean) => {
+    const nc = await connectNats(NATS_URL, 'nats-writes-spec');
+    connections.push(nc);
+    if (coalesce) coalesceWrites(nc);
+    await nc.flush();
+    return nc;
+  };
+
+  it('writes what a loop turn queued in one write, in order, where nats.js alone writes once per microtask checkpoint', async () => {
+    const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}`;
+    const reader = await open(false);
+    const got: number[] = [];
+    const sub = reader.subscribe(subject, { max: 20, callback: (_err, msg) => got.push((decodeJson(msg.data) as { i: number }).i) });
+    await reader.flush();
+
+    const plain = await open(false);
+    const plainWrites = countWrites(plain);
+    await publishTen(plain, subject);
+    await plain.flush();
+    const coalesced = await open(true);
+    const coalescedWrites = countWrites(coalesced);
+    await publishTen(coalesced, subject);
+    await coalesced.flush();
+
+    expect(plainWrites()).toBeGreaterThanOrEqual(10);
+    // The ten publishes, then the flush's PING.
+    expect(coalescedWrites()).toBeLessThanOrEqual(2);
+    await sub.closed;
+    expect(got).toEqual([...Array(10).keys(), ...Array(10).keys()]);
+  });
+
+  it('still answers requests', async () => {
+    const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}`;
+    const responder = await open(true);
+    responder.subscribe(subject, { callback: (_err, msg) => msg.respond(msg.data) });
+    await responder.flush();
+    const requester = await open(true);
+    const answers = await Promise.all([1, 2, 3].map((n) => requester.request(subject, encodeJson({ n }), { timeout: 5000 })));
+    expect(answers.map((m) => decodeJson(m.data))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  });
+});

@@ -1,0 +1,35 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+
+/** The part of nats.js's protocol handler (nats-core 3.x ProtocolHandler) that queues and writes commands. */
+interface Outbound {
+  outbound: { length(): number; size(): number; fill(buf: Uint8Array, ...payloads: unknown[]): void };
+  pendingLimit: number;
+  flushPending(): void;
+  sendCommand(cmd: string | Uint8Array, ...payloads: unknown[]): void;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Makes the connection write what it queued once per turn of the event loop
+ * (`setImmediate`) instead of once per microtask checkpoint, as nats.js does.
+ * A gateway handles each HTTP request in an I/O callback of its own, so with
+ * nats.js's microtask every steer's NATS request was a system call of its own
+ * (a loopback TCP write that does the server's receive work in this process);
+ * now the requests of every socket read in one poll phase go out in one write.
+ * Order is unchanged (one buffer, one writer); a command waits at most until
+ * the loop's check phase, the same iteration. A buffer past nats.js's pending
+ * limit is still written at once.
+ */
+export function coalesceWrites(nc: NatsConnection): void {
+  const protocol = (nc as unknown as { protocol?: Partial<Outbound> }).protocol;
+  // Another nats.js shape: keep its own behaviour rather than guess.
+  if (!protocol || typeof protocol.flushPending !== 'function' || typeof protocol.sendCommand !== 'function' || !protocol.outbound) return;
+  const p = protocol as Outbound;
+  p.sendCommand = function sendCommand(cmd, ...payloads) {
+    const queued = p.outbound.length();
+    p.outbound.fill(typeof cmd === 'string' ? encoder.encode(cmd) : cmd, ...payloads);
+    if (queued === 0) setImmediate(() => p.flushPending());
+    else if (p.outbound.size() >= p.pendingLimit) p.flushPending();
+  };
+}
