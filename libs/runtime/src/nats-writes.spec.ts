@@ -39,7 +39,7 @@ describe('coalesceWrites', () => {
     const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}`;
     const reader = await open(false);
     const got: number[] = [];
-    const sub = reader.subscribe(subject, { max: 20, callback: (_err, msg) => got.push((decodeJson(msg.data) as { i: number }).i) });
+    const sub = reader.subscribe(subject, { max: 20, callback: (_err, msg) => void got.push((decodeJson(msg.data) as { i: number }).i) });
     await reader.flush();
 
     const plain = await open(false);
@@ -61,7 +61,7 @@ describe('coalesceWrites', () => {
   it('still answers requests', async () => {
     const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}`;
     const responder = await open(true);
-    responder.subscribe(subject, { callback: (_err, msg) => msg.respond(msg.data) });
+    responder.subscribe(subject, { callback: (_err, msg) => void msg.respond(msg.data) });
     await responder.flush();
     const requester = await open(true);
     const answers = await Promise.all([1, 2, 3].map((n) => requester.request(subject, encodeJson({ n }), { timeout: 5000 })));
