@@ -147,32 +147,35 @@ async function main(): Promise<void> {
   }
 }
 
-/** BENCH_ONLY=scale: only the curve (engine and gateway at BENCH_IDLE_TURNS, BENCH_SLEEPING_TURNS), printed; docs/performance.md untouched. */
-async function scaleOnly(): Promise<void> {
+/** A fresh subject prefix and a NATS connection for one BENCH_ONLY block, closed after it. */
+async function withBenchNats(block: (prefix: string, nc: Awaited<ReturnType<typeof connectNats>>) => Promise<void>): Promise<void> {
   const prefix = `bench${randomBytes(4).toString('hex')}`;
   const nc = await connectNats(NATS_URL, 'bench');
   try {
+    await block(prefix, nc);
+  } finally {
+    await nc.close();
+  }
+}
+
+/** BENCH_ONLY=scale: only the curve (engine and gateway at BENCH_IDLE_TURNS, BENCH_SLEEPING_TURNS), printed; docs/performance.md untouched. */
+async function scaleOnly(): Promise<void> {
+  return withBenchNats(async (prefix, nc) => {
     const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
     const scale = [
       ...(await measureEngineScale({ natsUrl: NATS_URL, prefix, nc, sizes: IDLE_TURNS, waiting: 'approval', log })),
       ...(SLEEPING_TURNS.some(Boolean) ? await measureEngineScale({ natsUrl: NATS_URL, prefix, nc, sizes: SLEEPING_TURNS, waiting: 'sleep', log }) : []),
     ];
     console.log(renderReport(engineScaleRows(scale, await subscriptionBytes(nc, prefix)), machine()).table);
-  } finally {
-    await nc.close();
-  }
+  });
 }
 
 async function interruptOnly(): Promise<void> {
-  const prefix = `bench${randomBytes(4).toString('hex')}`;
-  const nc = await connectNats(NATS_URL, 'bench');
-  try {
+  return withBenchNats(async (prefix, nc) => {
     const report = renderReport(interruptRows(await measureInterrupt({ natsUrl: NATS_URL, prefix, nc })), machine(), 'bench-interrupt');
     console.log(report.table);
     if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
-  } finally {
-    await nc.close();
-  }
+  });
 }
 
 async function watchersOnly(): Promise<void> {
