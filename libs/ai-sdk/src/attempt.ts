@@ -1,5 +1,5 @@
-import type { LanguageModelCallEndEvent, LanguageModelUsage, ModelMessage, StepResult, TextStreamPart, ToolSet, UserModelMessage } from 'ai';
-import { StepAnswer, TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerNext, type RunnerToolResult } from '@steerline/client';
+import type { AssistantModelMessage, LanguageModelCallEndEvent, LanguageModelUsage, ModelMessage, StepResult, TextStreamPart, ToolModelMessage, ToolSet, UserModelMessage } from 'ai';
+import { StepAnswer, TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerCut, type RunnerNext, type RunnerToolResult, type ToolCall } from '@steerline/client';
 
 /**
  * What `turn.run` hands the function that calls `generateText` or `streamText`:
@@ -22,7 +22,7 @@ export interface SteerlineHooks {
   onChunk: (event: { chunk: TextStreamPart<ToolSet> }) => void;
   /** `streamText` only: keeps the stream's error, the one the turn then fails with (its result only says "no output"). */
   onError: (event: { error: unknown }) => void;
-  /** Aborted when the turn is cancelled from any client, or when Steerline refuses a report. */
+  /** Aborted when the turn is cancelled from any client, when Steerline refuses a report, or when an urgent steer asks to stop the step (then `run` reports the stop and goes on). */
   abortSignal: AbortSignal;
 }
 
@@ -45,6 +45,13 @@ export class Attempt {
   /** What streamText's stream failed with. */
   streamError: unknown;
   private last: RunnerNext | undefined;
+  /** What the current request's answer has streamed so far, and the answer once reported. */
+  private written = '';
+  private answered: { text: string; toolCalls: ToolCall[] } | undefined;
+  /** The calls of a stopped step that had finished: their results stand. */
+  private finishedBeforeStop: RunnerToolResult[] = [];
+  /** The turn's interrupt signal when this attempt began: an urgent steer's stop of one of its steps. */
+  private readonly interruption: AbortSignal;
   readonly answer = new StepAnswer();
 
   constructor(
@@ -52,16 +59,23 @@ export class Attempt {
     /** Steerline's number of the model request this attempt starts with (already requested). */
     private step: number,
     private readonly messages: ModelMessage[],
-  ) {}
+  ) {
+    this.interruption = turn.interruptSignal;
+  }
 
   hooks(): SteerlineHooks {
     return {
       messages: this.messages,
-      abortSignal: AbortSignal.any([this.turn.signal, this.controller.signal]),
+      abortSignal: AbortSignal.any([this.turn.signal, this.controller.signal, this.interruption]),
       prepareStep: async ({ stepNumber, steps, messages }) => {
         let steers: DeliveredSteer[] = [];
         if (stepNumber > 0) {
           const results = toolResultsOf(steps[stepNumber - 1]).filter((r) => !this.answer.isDenied(r.toolCallId));
+          if (this.interruption.aborted) {
+            // Stopped for an urgent steer: the calls that finished keep their results, the rest end interrupted (`resume`).
+            this.finishedBeforeStop = results.filter((r) => r.ok);
+            throw this.interruption.reason;
+          }
           const next = await this.turn.reportResults(this.step, results);
           if (next.next === 'end') throw new TurnEnded(next);
           if (next.next === 'tools') throw new UnreportedCalls(next);
@@ -70,6 +84,8 @@ export class Attempt {
         }
         this.answer.next();
         this.response = [];
+        this.written = '';
+        this.answered = undefined;
         this.sent = [...messages, ...steers.map(steerMessage)];
         return { messages: this.sent };
       },
@@ -77,13 +93,13 @@ export class Attempt {
         if (this.refused) return;
         try {
           const usage = usageOf(event.usage);
-          this.last = await this.turn.reportAnswer({
-            step: this.step,
+          const answered = {
             text: event.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(''),
             // Invalid calls too (arguments that do not parse, an unknown tool): the AI SDK answers each with a tool error the record keeps.
             toolCalls: event.content.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.toolCallId, name: p.toolName, args: asArgs(p.input) }] : [])),
-            ...(usage ? { usage } : {}),
-          });
+          };
+          this.last = await this.turn.reportAnswer({ step: this.step, ...answered, ...(usage ? { usage } : {}) });
+          this.answered = answered;
           // Tool calls answered `end`: the turn ended meanwhile (a cancel); the tools must not run.
           if (this.last.next === 'end' && event.content.some((p) => p.type === 'tool-call')) this.refuse(new TurnEnded(this.last));
           this.answer.reported();
@@ -95,7 +111,9 @@ export class Attempt {
         this.response = step.response.messages;
       },
       onChunk: ({ chunk }) => {
-        if (chunk.type === 'text-delta') this.turn.publishDelta(this.step, chunk.text);
+        if (chunk.type !== 'text-delta') return;
+        this.written += chunk.text;
+        this.turn.publishDelta(this.step, chunk.text);
       },
       onError: ({ error }) => {
         this.streamError ??= error;
@@ -119,6 +137,32 @@ export class Attempt {
     throw new UnreportedCalls(last);
   }
 
+  /** Whether the call ended because an urgent steer asked to stop one of its steps (not a cancel, not a refused report). */
+  interrupted(): boolean {
+    return this.interruption.aborted && !this.turn.signal.aborted && this.refused === undefined;
+  }
+
+  /**
+   * After the call stopped for an urgent steer: reports the stop (what the answer had streamed, or
+   * the calls it left), then the continuation Steerline decided — the request so far, what the cut
+   * left of the step (the answer's calls and their recorded results, or the cut answer's message),
+   * and the steers. When the step had ended first, its own outcome.
+   */
+  async resume(): Promise<AttemptOutcome> {
+    const reported = this.answered !== undefined && this.last?.next !== 'tools';
+    const stopped = { step: this.step, ...(this.answered ? { results: this.finishedBeforeStop } : { partialText: this.written }) };
+    const next = reported ? this.last : await this.turn.reportInterrupted(stopped);
+    if (next?.next === 'end') {
+      if (next.status !== 'completed') throw new TurnEnded(next);
+      return { next: 'done' };
+    }
+    if (next?.next !== 'model') throw new UnreportedCalls(next);
+    // Nothing was cut: the request in flight (its steers in it already) is sent again.
+    if (next.step === this.step) return { next: 'continue', step: next.step, messages: this.sent };
+    const cut = next.cut?.step === this.step ? next.cut : undefined;
+    return { next: 'continue', step: next.step, messages: [...this.sent, ...stepMessages(this.answered, cut), ...next.steers.map(steerMessage)] };
+  }
+
   private refuse(err: unknown): void {
     this.refused = err;
     this.answer.refused(err);
@@ -129,6 +173,26 @@ export class Attempt {
 /** A delivered steer as the model reads it: its own user message, Steerline's rendering of the text. */
 function steerMessage(steer: DeliveredSteer): UserModelMessage {
   return { role: 'user', content: steer.rendered };
+}
+
+/** What a stopped step leaves in the conversation: its answer and its calls' recorded results, or the cut answer's message. */
+function stepMessages(answered: { text: string; toolCalls: ToolCall[] } | undefined, cut: RunnerCut | undefined): ModelMessage[] {
+  if (!answered) return cut?.text ? [{ role: 'assistant', content: cut.text }] : [];
+  const assistant: AssistantModelMessage = {
+    role: 'assistant',
+    content: [...(answered.text ? [{ type: 'text' as const, text: answered.text }] : []), ...answered.toolCalls.map((c) => ({ type: 'tool-call' as const, toolCallId: c.id, toolName: c.name, input: c.args }))],
+  };
+  if (answered.toolCalls.length === 0) return [assistant];
+  const recorded = new Map((cut?.results ?? []).map((r) => [r.toolCallId, r]));
+  const tool: ToolModelMessage = {
+    role: 'tool',
+    content: answered.toolCalls.map((c) => {
+      const r = recorded.get(c.id);
+      const output = r?.ok ? { type: 'json' as const, value: (r.output ?? null) as never } : { type: 'error-text' as const, value: r?.error?.message ?? 'the call was interrupted by a steer' };
+      return { type: 'tool-result' as const, toolCallId: c.id, toolName: c.name, output };
+    }),
+  };
+  return [assistant, tool];
 }
 
 /** A step's tool results and tool errors, in the shape Steerline records (ToolCallFinished). */

@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import { failFor, type ApprovalOutcome, type ExternalTurn } from '@steerline/client';
+import { failFor, TurnEnded, type ApprovalOutcome, type ExternalTurn } from '@steerline/client';
 import { Attempt, type SteerlineHooks } from './attempt';
 
 /**
@@ -39,9 +39,16 @@ export class SteerlineTurn {
     try {
       for (;;) {
         const attempt = (this.attempt = new Attempt(this.external, step, messages));
-        const result = await finished(generate(attempt.hooks()));
-        const outcome = attempt.outcome();
-        if (outcome.next === 'done') return result;
+        const result = await finished(generate(attempt.hooks())).catch((err: unknown) => {
+          if (attempt.interrupted()) return undefined;
+          throw err;
+        });
+        // An urgent steer stopped a step (docs/runner-protocol.md, "Interrupts"): the stop is reported, and the turn goes on.
+        const outcome = attempt.interrupted() ? await attempt.resume() : attempt.outcome();
+        if (outcome.next === 'done') {
+          if (result === undefined) throw new TurnEnded({ next: 'end', status: 'completed' });
+          return result;
+        }
         ({ step, messages } = outcome);
       }
     } catch (err) {

@@ -12,6 +12,25 @@ export interface ModelAnswerReport {
   usage?: Usage;
 }
 
+/** What the runner had of a step it stopped for an urgent steer (docs/runner-protocol.md, "Interrupts"). */
+export interface InterruptedReport {
+  step: number;
+  /** What the model had written of an answer not reported yet. */
+  partialText?: string;
+  usage?: Usage;
+  /** The step's calls that finished before the stop; every other unfinished call ends `interrupted`. */
+  results?: RunnerToolResult[];
+}
+
+/** Why `interruptSignal` aborted: an urgent steer asks the runner to stop step `step`. */
+export class StepInterrupted extends Error {
+  readonly code = 'interrupted';
+  constructor(readonly step: number) {
+    super(`an urgent steer asks to stop step ${step}`);
+    this.name = 'StepInterrupted';
+  }
+}
+
 /** The decision on a call that asked for approval. */
 export interface ApprovalOutcome {
   toolCallId: string;
@@ -48,6 +67,12 @@ export class ExternalTurn {
   private lastRenewal = Date.now();
   /** The report in flight: an end the renewal hears of may be its doing. */
   private reporting: Promise<unknown> = Promise.resolve();
+  /** The model request the runner works on (the latest `model` answer's step; step 1 at the start). */
+  private step = 1;
+  /** Aborted when an urgent steer asks to stop the step in flight; a fresh one once the stop is reported. */
+  private interruption = new AbortController();
+  /** The step of the last stop Steerline asked for, so the renewal's long poll waits for the next one. */
+  private interruptSeen?: number;
 
   constructor(
     private readonly call: RunnerTransport,
@@ -57,6 +82,14 @@ export class ExternalTurn {
     this.signal = this.abort.signal;
     this.ended = new Promise((r) => (this.resolveEnded = r));
     void this.renewLoop();
+  }
+
+  /**
+   * Aborted (with a `StepInterrupted`) when an urgent steer asks this runner to stop the step in
+   * flight: abort the model call or the tools, then `reportInterrupted`. A fresh signal follows the report.
+   */
+  get interruptSignal(): AbortSignal {
+    return this.interruption.signal;
   }
 
   get leaseMs(): number {
@@ -77,6 +110,16 @@ export class ExternalTurn {
   /** Step `step`'s tool results (all, or some: the answer then lists what is left). */
   reportResults(step: number, results: RunnerToolResult[]): Promise<RunnerNext> {
     return this.report('results', { step, results });
+  }
+
+  /**
+   * The step stopped for an urgent steer: what the model had written (an answer not reported), the
+   * results of calls that finished. Answered `model` with the steers and the `cut` step as the next
+   * request presents it (or what comes next, when the step had ended first).
+   */
+  async reportInterrupted(report: InterruptedReport): Promise<RunnerNext> {
+    const { step, partialText, usage, results } = report;
+    return this.report('interrupted', { step, ...(partialText !== undefined ? { partialText } : {}), ...(usage ? { usage } : {}), ...(results ? { results } : {}) });
   }
 
   /** Fails the turn with the runner's own code (lower-case token) and message. */
@@ -131,15 +174,23 @@ export class ExternalTurn {
     clearTimeout(this.liveTimer);
   }
 
-  private async report(verb: 'answer' | 'results' | 'fail', body: Record<string, unknown>): Promise<RunnerNext> {
+  private async report(verb: 'answer' | 'results' | 'fail' | 'interrupted', body: Record<string, unknown>): Promise<RunnerNext> {
     await this.flush();
     try {
       const sent = this.send<RunnerNext>(verb, body);
       this.reporting = sent.catch(() => undefined);
       const next = await sent;
       this.lastRenewal = Date.now();
+      // The stop is reported: the next step gets a signal of its own.
+      if (verb === 'interrupted' && this.interruption.signal.aborted) this.interruption = new AbortController();
       // The runner's own report ended it (an answer, a failure, max_steps), unless another client cancelled first.
       if (next.next === 'end') this.finish(next, next.status === 'cancelled');
+      if (next.next === 'model') {
+        this.step = next.step;
+        // The renewal may have heard of this step's stop before this answer came.
+        if (this.interruptSeen === next.step) this.interrupt(next.step);
+      }
+      if (next.next === 'tools' && next.interrupt) this.interrupt(next.interrupt.step);
       return next;
     } catch (err) {
       if (lost(err)) this.finish({ next: 'end', status: 'failed', error: { code: (err as SteerlineClientError).code, message: (err as Error).message } }, true);
@@ -174,8 +225,11 @@ export class ExternalTurn {
   private async renewLoop(): Promise<void> {
     while (!this.end && !this.stopped.signal.aborted) {
       try {
-        const answer = await this.call<LeaseAnswer>('POST', this.path('lease'), { body: { lease: this.lease.token, waitMs: this.waitMs() }, signal: this.stopped.signal });
+        const seen = this.interruptSeen;
+        const body = { lease: this.lease.token, waitMs: this.waitMs(), ...(seen !== undefined ? { interruptSeen: seen } : {}) };
+        const answer = await this.call<LeaseAnswer>('POST', this.path('lease'), { body, signal: this.stopped.signal });
         this.lastRenewal = Date.now();
+        if (answer.interrupt) this.interrupt(answer.interrupt.step);
         if (answer.turn.next === 'end') {
           // A report of this runner may be what ended it: its answer decides, when it comes.
           await this.reporting;
@@ -195,6 +249,12 @@ export class ExternalTurn {
         await sleep(RETRY_MS);
       }
     }
+  }
+
+  /** Steerline asks to stop step `step`: the step in flight is aborted (a later one, once it is in flight); an older one is gone already. */
+  private interrupt(step: number): void {
+    this.interruptSeen = step;
+    if (step === this.step && !this.interruption.signal.aborted) this.interruption.abort(new StepInterrupted(step));
   }
 
   private finish(end: RunnerEnd, abort: boolean): void {

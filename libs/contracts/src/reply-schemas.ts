@@ -115,6 +115,7 @@ export const ReplyDataSchemas = {
   runnerLease: LeaseAnswerSchema,
   runnerApproval: RunnerApprovalAnswerSchema,
   runnerLive: PublishLiveAnswerSchema,
+  runnerInterrupted: RunnerNextSchema,
 } as const;
 
 // Compile-time drift checks: each schema's type and the hand-written type must match both ways.

@@ -70,9 +70,24 @@ export type ReportResultsCommand = z.infer<typeof ReportResultsCommand>;
 export const RunnerFailCommand = z.object({ tenantId, lease, code: z.string().regex(RUNNER_FAIL_CODE), message: z.string().min(1).max(2_000) }).strict();
 export type RunnerFailCommand = z.infer<typeof RunnerFailCommand>;
 
-/** Renews the lease. With `waitMs`, answered when the turn ends (a cancel) or after waitMs: a long poll. */
-export const RenewLeaseCommand = z.object({ tenantId, lease, waitMs }).strict();
+/**
+ * Renews the lease. With `waitMs`, answered when the turn ends (a cancel), when an
+ * urgent steer asks the runner to cut a step it has not heard of yet
+ * (`interruptSeen`: the step of the last cut it was told of), or after waitMs: a long poll.
+ */
+export const RenewLeaseCommand = z.object({ tenantId, lease, waitMs, interruptSeen: step.optional() }).strict();
 export type RenewLeaseCommand = z.infer<typeof RenewLeaseCommand>;
+
+/**
+ * The runner stopped step `step` because an urgent steer asked it to (docs/runner-protocol.md,
+ * "Interrupts"): `partialText`, what the model had written when its answer was cut (an answer
+ * not reported yet); `results`, the step's calls that finished before the cut. Every other
+ * unfinished call of the step ends `interrupted`.
+ */
+export const ReportInterruptedCommand = z
+  .object({ tenantId, lease, step, partialText: z.string().optional(), usage: UsageSchema.optional(), results: z.array(RunnerToolResultSchema).max(64).optional() })
+  .strict();
+export type ReportInterruptedCommand = z.infer<typeof ReportInterruptedCommand>;
 
 /** Waits up to `waitMs` for the decision on a call that asked for approval. */
 export const AwaitApprovalCommand = z.object({ tenantId, lease, toolCallId, waitMs }).strict();
@@ -97,26 +112,51 @@ export const RunnerCallSchema = z
   .strict();
 export type RunnerCall = z.infer<typeof RunnerCallSchema>;
 
+/** The urgent steer that asks the runner to stop step `step` now: abort it, then report `interrupted`. */
+export const RunnerInterruptSchema = z.object({ step }).strict();
+
+/** A call's result as Steerline recorded it: what the model reads for it next. */
+export const RunnerRecordedResultSchema = z
+  .object({ toolCallId, name: z.string(), ok: z.boolean(), output: z.unknown().optional(), error: z.object({ code: z.string(), message: z.string() }).strict().optional() })
+  .strict();
+export type RunnerRecordedResult = z.infer<typeof RunnerRecordedResultSchema>;
+
+/**
+ * The step an urgent steer cut, as the next request presents it: `text`, the
+ * assistant message of a cut answer (its partial text and the interrupted
+ * note, absent when nothing was written); `results`, every call of a cut tool
+ * step as recorded (the interrupted ones with their `interrupted` error).
+ */
+export const RunnerCutSchema = z.object({ step, text: z.string().optional(), results: z.array(RunnerRecordedResultSchema) }).strict();
+export type RunnerCut = z.infer<typeof RunnerCutSchema>;
+
 /** The ended ones of commands.ts's TURN_STATUSES (commands.ts imports this file, so they are not read from there). */
 const ended = z.enum(['completed', 'cancelled', 'failed']);
 
 /**
  * What the runner does next, answered to every report:
- * - `model`: send model request `step`, after adding `steers` (possibly none) to the messages;
- * - `tools`: run the calls of step `step` not `finished` (a `pending` one after its approval), then report them;
+ * - `model`: send model request `step`, after adding `steers` (possibly none) to the messages — and, when
+ *   an urgent steer cut the step before (`cut`), what the cut left of it first;
+ * - `tools`: run the calls of step `step` not `finished` (a `pending` one after its approval), then report
+ *   them; with `interrupt`, an urgent steer asks to stop them instead (report `interrupted`);
  * - `end`: the turn is over (`status`, and the failure or the cancel's reason); stop.
  */
 export const RunnerNextSchema = z.discriminatedUnion('next', [
-  z.object({ next: z.literal('model'), step, steers: z.array(DeliveredSteerSchema) }).strict(),
-  z.object({ next: z.literal('tools'), step, calls: z.array(RunnerCallSchema) }).strict(),
+  z.object({ next: z.literal('model'), step, steers: z.array(DeliveredSteerSchema), cut: RunnerCutSchema.optional() }).strict(),
+  z.object({ next: z.literal('tools'), step, calls: z.array(RunnerCallSchema), interrupt: RunnerInterruptSchema.optional() }).strict(),
   z
     .object({ next: z.literal('end'), status: ended, error: z.object({ code: z.string(), message: z.string() }).strict().optional(), reason: z.string().optional() })
     .strict(),
 ]);
 export type RunnerNext = z.infer<typeof RunnerNextSchema>;
 
-/** A renewal's answer: the lease runs `leaseMs` from the renewal; `turn` ended (a cancel, for one) once it is `end`. */
-export const LeaseAnswerSchema = z.object({ leaseMs: z.number().int().positive(), turn: z.union([z.object({ next: z.literal('running') }).strict(), RunnerNextSchema.options[2]]) }).strict();
+/**
+ * A renewal's answer: the lease runs `leaseMs` from the renewal; `turn` ended (a cancel, for one) once it
+ * is `end`; `interrupt`, an urgent steer asks the runner to stop step `interrupt.step` now.
+ */
+export const LeaseAnswerSchema = z
+  .object({ leaseMs: z.number().int().positive(), turn: z.union([z.object({ next: z.literal('running') }).strict(), RunnerNextSchema.options[2]]), interrupt: RunnerInterruptSchema.optional() })
+  .strict();
 export type LeaseAnswer = z.infer<typeof LeaseAnswerSchema>;
 
 /** A wait for a decision: still `pending` when the wait ended first. */
@@ -136,6 +176,7 @@ export const RUNNER_VERBS = {
   lease: 'runner-lease',
   approval: 'runner-approval',
   live: 'runner-live',
+  interrupted: 'runner-interrupted',
 } as const;
 
 /** The subjects' names in subjects(), one per report: `runnerAnswer`, `runnerResults`, … */

@@ -57,6 +57,7 @@ export function subjects(prefix: string = DEFAULT_PREFIX) {
     runnerLease: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${RUNNER_VERBS.lease}`,
     runnerApproval: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${RUNNER_VERBS.approval}`,
     runnerLive: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${RUNNER_VERBS.live}`,
+    runnerInterrupted: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.${RUNNER_VERBS.interrupted}`,
     /** Everything a turn's owner answers; one wildcard subscription per running turn. */
     turnCommands: (turnId: string) => `${prefix}.cmd.turn.${token(turnId, 'turnId')}.*`,
     /** What the owner of a conversation's running turn answers (steer, queue); one wildcard subscription per running turn. */

@@ -1,5 +1,5 @@
 import type { AgentInputItem, CallModelInputFilter, ModelResponse, RunHookEvents } from '@openai/agents';
-import { StepAnswer, TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerNext, type RunnerToolResult } from '@steerline/client';
+import { StepAnswer, TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerCut, type RunnerNext, type RunnerToolResult } from '@steerline/client';
 import type { AnswerSink } from './reporting-model';
 
 /** A steer delivered into a model request: its user message, after the first `at` items of the SDK's own input. */
@@ -23,15 +23,30 @@ export class Attempt implements AnswerSink {
   /** The step's results, from the `agent_tool_end` hook, reported before the next request. */
   private results: RunnerToolResult[] = [];
   private last: RunnerNext | undefined;
+  /** The current request's input as sent (steers in place), and its answer's items once reported. */
+  private sent: AgentInputItem[] = [];
+  private answered: { output: AgentInputItem[]; calls: { callId: string; name: string }[] } | undefined;
+  private refused = false;
+  /** The calls of a stopped step that had finished: their results stand. */
+  private finishedBeforeStop: RunnerToolResult[] = [];
+  /** The turn's interrupt signal when this attempt began: an urgent steer's stop of one of its steps. */
+  readonly interruption: AbortSignal;
   readonly reported = new StepAnswer();
 
   constructor(
     private readonly turn: ExternalTurn,
     private step: number,
-  ) {}
+  ) {
+    this.interruption = turn.interruptSignal;
+  }
 
   /** The run config's `callModelInputFilter`: reports the previous step's results, adds the steers due. */
   readonly filter: CallModelInputFilter = async ({ modelData }) => {
+    if (this.last?.next === 'tools' && this.interruption.aborted) {
+      // Stopped for an urgent steer: the calls that finished keep their results, the rest end interrupted (`resume`).
+      this.finishedBeforeStop = this.results;
+      throw this.interruption.reason;
+    }
     if (this.last?.next === 'tools') {
       const next = await this.turn.reportResults(this.step, this.results);
       this.results = [];
@@ -41,8 +56,10 @@ export class Attempt implements AnswerSink {
       this.placed.push(...next.steers.map((s) => ({ at: modelData.input.length, item: steerItem(s) })));
     }
     this.last = undefined;
+    this.answered = undefined;
     this.reported.next();
-    return { ...modelData, input: withSteers(modelData.input, this.placed) };
+    this.sent = withSteers(modelData.input, this.placed);
+    return { ...modelData, input: this.sent };
   };
 
   /** The `agent_tool_end` run hook: a function tool's result. */
@@ -57,9 +74,11 @@ export class Attempt implements AnswerSink {
     try {
       this.last = await this.turn.reportAnswer({ step: this.step, text, toolCalls, ...(usage ? { usage } : {}) });
     } catch (err) {
+      this.refused = true;
       this.reported.refused(err);
       throw err;
     }
+    this.answered = { output: response.output as AgentInputItem[], calls: toolCalls.map((c) => ({ callId: c.id, name: c.name })) };
     this.reported.reported();
     // Tool calls answered `end`: the turn ended meanwhile (a cancel); the tools must not run.
     if (this.last.next === 'end' && toolCalls.length > 0) throw new TurnEnded(this.last);
@@ -75,6 +94,43 @@ export class Attempt implements AnswerSink {
     }
     throw new UnreportedCalls(last);
   }
+
+  /** Whether the run ended because an urgent steer asked to stop one of its steps (not a cancel, not a refused report). */
+  interrupted(): boolean {
+    return this.interruption.aborted && !this.turn.signal.aborted && !this.refused;
+  }
+
+  /**
+   * After the run stopped for an urgent steer: reports the stop (an answer not reported, or the
+   * calls it left), then the continuation Steerline decided — the input as sent, what the cut left
+   * of the step (the answer's items and its calls' recorded results, or the cut answer's message),
+   * and the steers. When the step had ended first, its own outcome.
+   */
+  async resume(): Promise<{ next: 'continue'; step: number; input: AgentInputItem[] } | { next: 'done' }> {
+    const reported = this.answered !== undefined && this.last?.next !== 'tools';
+    // The Agents SDK's answer is not streamed here: a cut answer had written nothing the runner saw.
+    const next = reported ? this.last : await this.turn.reportInterrupted({ step: this.step, ...(this.answered ? { results: this.finishedBeforeStop } : {}) });
+    if (next?.next === 'end') {
+      if (next.status !== 'completed') throw new TurnEnded(next);
+      return { next: 'done' };
+    }
+    if (next?.next !== 'model') throw new UnreportedCalls(next);
+    if (next.step === this.step) return { next: 'continue', step: next.step, input: this.sent };
+    const cut = next.cut?.step === this.step ? next.cut : undefined;
+    return { next: 'continue', step: next.step, input: [...this.sent, ...stepItems(this.answered, cut), ...next.steers.map(steerItem)] };
+  }
+}
+
+/** What a stopped step leaves in the conversation: its answer's items and its calls' recorded results, or the cut answer's message. */
+function stepItems(answered: { output: AgentInputItem[]; calls: { callId: string; name: string }[] } | undefined, cut: RunnerCut | undefined): AgentInputItem[] {
+  if (!answered) return cut?.text ? [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: cut.text }] }] : [];
+  const recorded = new Map((cut?.results ?? []).map((r) => [r.toolCallId, r]));
+  const results = answered.calls.map(({ callId, name }): AgentInputItem => {
+    const r = recorded.get(callId);
+    const output = r?.ok ? (typeof r.output === 'string' ? r.output : JSON.stringify(r.output ?? null)) : (r?.error?.message ?? 'the call was interrupted by a steer');
+    return { type: 'function_call_result', name, callId, status: 'completed', output };
+  });
+  return [...answered.output, ...results];
 }
 
 function steerItem(steer: DeliveredSteer): AgentInputItem {

@@ -1,5 +1,5 @@
 import { Runner, type Agent, type AgentInputItem, type RunConfig, type RunResult } from '@openai/agents';
-import { failFor, type ApprovalOutcome, type ExternalTurn } from '@steerline/client';
+import { failFor, TurnEnded, type ApprovalOutcome, type ExternalTurn } from '@steerline/client';
 import { Attempt } from './attempt';
 import { reportingModel, reportingProvider } from './reporting-model';
 
@@ -47,13 +47,22 @@ export class SteerlineTurn {
     try {
       for (;;) {
         const attempt = (this.attempt = new Attempt(this.external, step));
-        const result = await this.runner(attempt, options.runConfig).run(this.reporting(agent, attempt), items, {
-          context: options.context,
-          maxTurns: options.maxTurns,
-          signal: this.signal,
-        });
-        const outcome = attempt.outcome(result.history);
-        if (outcome.next === 'done') return result as RunResult<TContext, TAgent>;
+        const result = await this.runner(attempt, options.runConfig)
+          .run(this.reporting(agent, attempt), items, {
+            context: options.context,
+            maxTurns: options.maxTurns,
+            signal: AbortSignal.any([this.signal, attempt.interruption]),
+          })
+          .catch((err: unknown) => {
+            if (attempt.interrupted()) return undefined;
+            throw err;
+          });
+        // An urgent steer stopped a step (docs/runner-protocol.md, "Interrupts"): the stop is reported, and the turn goes on.
+        const outcome = attempt.interrupted() ? await attempt.resume() : attempt.outcome(result!.history);
+        if (outcome.next === 'done') {
+          if (result === undefined) throw new TurnEnded({ next: 'end', status: 'completed' });
+          return result as RunResult<TContext, TAgent>;
+        }
         ({ step, input: items } = outcome);
       }
     } catch (err) {

@@ -3,6 +3,7 @@ import {
   PublishLiveCommand,
   RenewLeaseCommand,
   ReportAnswerCommand,
+  ReportInterruptedCommand,
   ReportResultsCommand,
   RunnerFailCommand,
   RUNNER_VERBS,
@@ -41,6 +42,8 @@ export function runnerCommand(runner: TurnRunner, verb: string, body: unknown): 
       return remote.renewLease(owned(parseBody(RenewLeaseCommand, body)));
     case RUNNER_VERBS.approval:
       return remote.awaitApproval(owned(parseBody(AwaitApprovalCommand, body)));
+    case RUNNER_VERBS.interrupted:
+      return remote.reportInterrupted(owned(parseBody(ReportInterruptedCommand, body)));
     case RUNNER_VERBS.live:
       return remote.publishLive(owned(parseBody(PublishLiveCommand, body)));
     default:

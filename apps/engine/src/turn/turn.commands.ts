@@ -20,8 +20,16 @@ export type TurnCommand =
    * An urgent steer: accepted like `SubmitSteer`, then the step is cut (docs/design.md §2, "Urgency").
    * The shell's facts: `partialText`/`usage`, what the step's streamed answer has written so far
    * (absent: nothing); `uninterruptible`, the tools that are waited for; `elapsedMs`, how long each running call ran.
+   * `cutBy: "runner"`: an external turn's runner holds the step (docs/runner-protocol.md, "Interrupts"): an
+   * answer being written is cut when the runner reports it (`RecordInterruption`), not here.
    */
-  | ({ type: 'Interrupt'; partialText?: string; usage?: Usage; uninterruptible: readonly string[]; elapsedMs?: Readonly<Record<string, number>> } & SteerFields)
+  | ({ type: 'Interrupt'; partialText?: string; usage?: Usage; uninterruptible: readonly string[]; elapsedMs?: Readonly<Record<string, number>>; cutBy?: 'runner' } & SteerFields)
+  /**
+   * An external turn's runner stopped step `step` for an urgent steer: its answer, not reported, ends
+   * `ModelInterrupted {partialText}`; its calls still running end `interrupted`. Nothing to cut (the
+   * step ended first, or no urgent steer waits) decides nothing.
+   */
+  | { type: 'RecordInterruption'; step: number; partialText?: string; usage?: Usage; elapsedMs?: Readonly<Record<string, number>> }
   | { type: 'WithdrawSteer'; steerId: string }
   | { type: 'EditSteer'; steerId: string; text: string }
   /** A steer's deadline passed: it is dropped `expired` if, and only if, it is still queued. */

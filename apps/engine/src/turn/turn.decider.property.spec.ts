@@ -12,7 +12,7 @@ import { NEXT_TURN_ID, call, newTurnState, startCommand, steerId } from './turn.
 
 /** One random step of the outside world; interpreted against the current state. */
 const Action = fc.record({
-  kind: fc.constantFrom('submit', 'submit', 'submit', 'interrupt', 'interrupt', 'interruptWaiting', 'submitDrop', 'submitNext', 'edit', 'expire', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'approve', 'approve', 'deny', 'timeout', 'cancel', 'fail', 'abandon', 'resume'),
+  kind: fc.constantFrom('submit', 'submit', 'submit', 'interrupt', 'interrupt', 'interruptWaiting', 'interruptByRunner', 'stopped', 'submitDrop', 'submitNext', 'edit', 'expire', 'resubmit', 'blank', 'withdraw', 'model', 'model', 'tool', 'tool', 'tool', 'approve', 'approve', 'deny', 'timeout', 'cancel', 'fail', 'abandon', 'resume'),
   pick: fc.nat(),
   tools: fc.nat({ max: 3 }),
   ok: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
@@ -60,6 +60,12 @@ function commandFor(action: Action, state: TurnState, submitted: string[]): Turn
         uninterruptible: action.kind === 'interruptWaiting' ? ['sleep'] : [],
         elapsedMs: { [`call_${runOf(state).step}_0`]: action.pick % 1000 },
       };
+    case 'interruptByRunner':
+      // An external turn's: the runner cuts the step, so every running call is waited for and an answer waits for the runner's report.
+      return { type: 'Interrupt', steerId: steerId(nextSteer++), text: `urgent ${nextSteer}`, cutBy: 'runner', uninterruptible: [...new Set(stepCalls(runOf(state)).map((c) => c.name))] };
+    case 'stopped':
+      // The runner's report of the step it stopped (sometimes a step the turn has left, or one no urgent steer waits on).
+      return { type: 'RecordInterruption', step: Math.max(1, runOf(state).step - (action.pick % 3 === 0 ? 1 : 0)), ...(action.ok && { partialText: `cut ${action.pick}` }) };
     case 'edit':
       return { type: 'EditSteer', steerId: known, text: `edited ${action.pick}` };
     case 'expire':

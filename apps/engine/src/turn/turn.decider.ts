@@ -41,6 +41,8 @@ export function decide(command: TurnCommand, state: TurnState): TurnEventDraft[]
       return submitSteer(command, state);
     case 'Interrupt':
       return interrupt(command, state);
+    case 'RecordInterruption':
+      return recordInterruption(command, state);
     case 'WithdrawSteer':
       return withdraw(command.steerId, state);
     case 'EditSteer':
@@ -100,7 +102,8 @@ function resumeTurn(command: Extract<TurnCommand, { type: 'ResumeTurn' }>, state
   if (state.step === 0) return [resumed, { type: 'ModelRequested', data: { step: 1, steerIds: [] } }];
   if (state.awaiting === 'interrupted') return [resumed, ...boundary(next, 'interrupt')];
   // An interrupt was accepted and its cut lost: cut now. Nothing runs again (the person said stop); the lost stream's text is gone.
-  if (interruptPending(state) && (state.awaiting === 'model' || state.awaiting === 'tools')) {
+  // An external turn's runner still holds its step: it reports the cut to this engine as to the last.
+  if (interruptPending(state) && state.spec.runner !== 'external' && (state.awaiting === 'model' || state.awaiting === 'tools')) {
     const cut = cutStep(next, { uninterruptible: [] }).drafts;
     return [resumed, ...cut, ...boundary(after(next, cut), 'interrupt')];
   }
@@ -148,11 +151,26 @@ function interrupt(command: Extract<TurnCommand, { type: 'Interrupt' }>, state: 
     return { type: 'SteerQueued', data: { ...queued.data, urgency: 'interrupt', ...(waitingFor.length && { waitingFor }) } };
   };
   if (interruptPending(state)) return [urgent(stillRunning(state))];
+  // The runner writes the answer: it is cut when the runner reports what it had written.
+  if (command.cutBy === 'runner' && state.awaiting === 'model') return [urgent([])];
   const { drafts, waitingFor } = cutStep(state, command);
   const decided = [urgent(waitingFor), ...drafts];
   const next = after(state, decided);
   const cut = next.awaiting === 'interrupted' || (next.awaiting === 'tools' && stepDone(next));
   return cut ? [...decided, ...boundary(next, 'interrupt')] : decided;
+}
+
+/**
+ * The runner's report of the step it stopped (docs/runner-protocol.md, "Interrupts"): the
+ * answer it was writing ends `ModelInterrupted`, its calls still running end `interrupted`,
+ * and the queue is delivered at the boundary `interrupt`. A step the turn has left, or one no
+ * urgent steer waits on (the step's natural end came first), has nothing to cut.
+ */
+function recordInterruption(command: Extract<TurnCommand, { type: 'RecordInterruption' }>, state: RunningTurn): TurnEventDraft[] {
+  if (command.step > state.step) throw new SteerlineError('invalid_request', `step ${command.step} was never requested`);
+  if (command.step !== state.step || !interruptPending(state) || (state.awaiting !== 'model' && state.awaiting !== 'tools')) return [];
+  const { drafts } = cutStep(state, { partialText: command.partialText, usage: command.usage, uninterruptible: [], elapsedMs: command.elapsedMs });
+  return [...drafts, ...boundary(after(state, drafts), 'interrupt')];
 }
 
 /** The boundary a tool step reaches: `interrupt` when an urgent steer waits for it, else `tool_results`. */
@@ -180,7 +198,15 @@ function recordModelAnswer(command: Extract<TurnCommand, { type: 'RecordModelAns
   }
   const { step, text, toolCalls, usage } = command;
   const responded: TurnEventDraft = { type: 'ModelResponded', data: { step, text, toolCalls, ...(usage ? { usage } : {}) } };
-  if (toolCalls.length > 0) return [responded, ...toolCalls.map((c) => requestOrStart(state, step, c))];
+  if (toolCalls.length > 0) {
+    const calls = [responded, ...toolCalls.map((c) => requestOrStart(state, step, c))];
+    if (!interruptPending(state)) return calls;
+    // An external turn's answer that came before its runner heard of the urgent steer: it stands, its calls wait to be stopped (none asks a person).
+    const next = after(state, calls);
+    const denials = cutStep(next, { uninterruptible: toolCalls.map((c) => c.name) }).drafts;
+    const cut = after(next, denials);
+    return stepDone(cut) ? [...calls, ...denials, ...boundary(cut, 'interrupt')] : [...calls, ...denials];
+  }
   return [responded, ...boundary(after(state, [responded]), 'turn_end', command.nextTurnId)];
 }
 

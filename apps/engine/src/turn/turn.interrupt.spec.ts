@@ -114,3 +114,63 @@ describe('turn decider: an urgent steer (interrupt)', () => {
     expect(checkInvariants(events.map((event) => ({ event })))).toEqual([]);
   });
 });
+
+/** docs/runner-protocol.md, "Interrupts": an external turn's runner holds its step, so it cuts it and reports. */
+describe('turn decider: an urgent steer of an external turn (the runner cuts)', () => {
+  const byRunner = (n: number, facts: Partial<Extract<TurnCommand, { type: 'Interrupt' }>> = {}) => interrupt(n, { cutBy: 'runner', ...facts });
+  const stopped = (step: number, facts: Partial<Extract<TurnCommand, { type: 'RecordInterruption' }>> = {}): TurnCommand => ({ type: 'RecordInterruption', step, ...facts });
+
+  it('during an answer: the steer waits (nothing is cut yet); the runner’s report cuts it as ModelInterrupted and delivers at `interrupt`', () => {
+    given([turnStarted(), requested(1), queued(1)])
+      .when(byRunner(2))
+      .then([queued(2, { urgency: 'interrupt' })]);
+    given([turnStarted(), requested(1), queued(1), queued(2, { urgency: 'interrupt' })])
+      .when(stopped(1, { partialText: 'I will del' }))
+      .then([{ type: 'ModelInterrupted', data: { step: 1, partialText: 'I will del' } }, delivered(1, 1), delivered(2, 1), requested(2, [steerId(1), steerId(2)])]);
+  });
+
+  it('during tool calls: every running call is waited for (the runner stops it); the report gives the rest `interrupted` results', () => {
+    given([turnStarted(), requested(1), ...sleeping(1)])
+      .when(byRunner(1, { uninterruptible: ['sleep'] }))
+      .then([queued(1, { urgency: 'interrupt', waitingFor: ['call_1_0'] })]);
+    given([turnStarted(), requested(1), ...sleeping(1), queued(1, { urgency: 'interrupt', waitingFor: ['call_1_0'] })])
+      .when(stopped(1))
+      .then([interrupted(1, 'call_1_0'), delivered(1, 1, ['call_1_0']), requested(2, [steerId(1)])]);
+  });
+
+  it('a result the runner had before it stopped stands; a call it reports finished is not cut again', () => {
+    const { state } = run([startCommand(), answerCalling(1, 'sleep', 'echo'), byRunner(1, { uninterruptible: ['sleep', 'echo'] })]);
+    const done = run([toolDone(1, 1), stopped(1)], state);
+    expect(types(done.events)).toEqual(['ToolCallFinished', 'ToolCallFinished', 'SteeringDelivered', 'ModelRequested']);
+    expect(done.events[0].data).toMatchObject({ toolCallId: 'call_1_1', ok: true });
+    expect(done.events[1].data).toMatchObject({ toolCallId: 'call_1_0', error: { code: 'interrupted' } });
+    expect(done.events[2].data).toMatchObject({ boundary: 'interrupt', afterToolCallIds: ['call_1_1', 'call_1_0'] });
+  });
+
+  it('an answer the runner reports before it heard of the steer stands; its calls wait to be stopped, a call that asks a person is denied', () => {
+    const { state, events } = run([startCommand({}, { tools: ['guarded'] }), byRunner(1), answerCalling(1, 'sleep', 'guarded')]);
+    expect(types(events).slice(-5)).toEqual(['ModelResponded', 'ToolCallStarted', 'ToolApprovalRequested', 'ToolApprovalDecided', 'ToolCallFinished']);
+    expect(events.at(-2)!.data).toMatchObject({ decision: 'denied', reason: 'interrupted', by: 'cancel' });
+    const cut = run([stopped(1)], state);
+    expect(types(cut.events)).toEqual(['ToolCallFinished', 'SteeringDelivered', 'ModelRequested']);
+    expect(checkInvariants([...events, ...cut.events].map((event) => ({ event })))).toEqual([]);
+  });
+
+  it('a text-only answer that comes first stands: the urgent steer is delivered at `turn_end`, and a late stop report cuts nothing', () => {
+    const { state, events } = run([startCommand(), byRunner(1), answerText(1, 'all done')]);
+    expect(types(events).slice(-3)).toEqual(['ModelResponded', 'SteeringDelivered', 'ModelRequested']);
+    expect(events.at(-2)!.data).toMatchObject({ boundary: 'turn_end' });
+    expect(run([stopped(1)], state).events).toEqual([]);
+    expect(refusal(() => decide(stopped(3), state)).code).toBe('invalid_request');
+  });
+
+  it('a stop report with no urgent steer waiting cuts nothing; an engine that resumes the turn leaves the cut to the runner', () => {
+    const { state } = run([startCommand(), answerCalling(1, 'sleep')]);
+    expect(run([stopped(1)], state).events).toEqual([]);
+    const external = { ...startCommand(), runner: 'external' as const, leaseDigest: 'ab'.repeat(32) };
+    const pending = run([external, byRunner(1)]);
+    const resumed = run([{ type: 'ResumeTurn', engineId: 'engine-2', limit: 3, rerunnable: [] }], pending.state);
+    expect(types(resumed.events)).toEqual(['TurnResumed']);
+    expect(types(run([stopped(1, { partialText: 'x' })], resumed.state).events)).toEqual(['ModelInterrupted', 'SteeringDelivered', 'ModelRequested']);
+  });
+});

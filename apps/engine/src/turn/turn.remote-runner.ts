@@ -5,6 +5,7 @@ import {
   SteerlineError,
   boundOutput,
   isTerminalTurnEvent,
+  renderInterrupted,
   renderSteer,
   truncateText,
   uuidv7,
@@ -14,16 +15,19 @@ import {
   type PublishLiveCommand,
   type RenewLeaseCommand,
   type ReportAnswerCommand,
+  type ReportInterruptedCommand,
   type ReportResultsCommand,
   type RunnerApprovalAnswer,
   type RunnerFailCommand,
+  type RunnerCut,
   type RunnerNext,
+  type RunnerRecordedResult,
   type TurnEvent,
 } from '@steerline/contracts';
 import { ModelError, type ModelProvider } from '../models/model.provider';
 import type { TurnCommand } from './turn.commands';
 import { TurnRunner, rethrowAsUnavailable, type RunnerDeps } from './turn.runner';
-import { hasRun, stepCalls, type TurnState } from './turn.state';
+import { hasRun, interruptPending, stepCalls, type TurnState } from './turn.state';
 
 /** A fresh lease: the token goes to the runner once; the log and the engine keep only its digest. */
 export function mintLease(): { token: string; digest: string } {
@@ -62,6 +66,8 @@ export class RemoteTurnRunner extends TurnRunner {
   private readonly lease: { digest: Buffer; leaseMs: number };
   /** The shell is done (the turn ended, or was handed to another engine): no long poll waits on it. */
   private closed = false;
+  /** The steps an urgent steer cut, as their next request presents them (RunnerNext `cut`); the latest two steps only. */
+  private readonly cuts = new Map<number, { text?: string; results: RunnerRecordedResult[] }>();
 
   constructor(deps: RemoteRunnerDeps, state: TurnState, history: readonly ChatMessage[]) {
     super({ ...deps, model: RUNNERS_MODEL }, state, history);
@@ -91,18 +97,39 @@ export class RemoteTurnRunner extends TurnRunner {
   /** A result for a call already finished (a denied call, a resent report) is skipped; the rest is decided together. */
   async reportResults(command: ReportResultsCommand): Promise<RunnerNext> {
     this.hold(command.lease);
+    const commands = this.resultCommands(command.step, command.results);
+    if (commands.length > 0) await this.run(commands).catch(rethrowAsUnavailable);
+    return this.next();
+  }
+
+  /**
+   * The step the runner stopped for an urgent steer (docs/runner-protocol.md, "Interrupts"): the
+   * results it had, then the cut — decided together. A step the turn has left decides nothing;
+   * the answer says what comes next either way.
+   */
+  async reportInterrupted(command: ReportInterruptedCommand): Promise<RunnerNext> {
+    this.hold(command.lease);
+    const { step, partialText, usage } = command;
+    const commands = this.resultCommands(step, command.results ?? []);
+    const text = partialText === undefined ? undefined : truncateText(partialText, this.deps.maxOutputBytes());
+    commands.push({ type: 'RecordInterruption', step, ...(text !== undefined && { partialText: text }), ...(usage && { usage }) });
+    await this.run(commands).catch(rethrowAsUnavailable);
+    return this.next();
+  }
+
+  private resultCommands(step: number, results: ReportResultsCommand['results']): TurnCommand[] {
     const state = this.decided;
     const limit = this.deps.maxOutputBytes();
     const commands: TurnCommand[] = [];
-    for (const r of command.results) {
+    const command = { step };
+    for (const r of results) {
       const call = hasRun(state) ? state.calls.get(r.toolCallId) : undefined;
       if (hasRun(state) && command.step === state.step && call?.step === state.step && call.progress === 'finished') continue;
       const name = call?.name ?? '';
       const error = r.error && { code: r.error.code, message: truncateText(r.error.message, limit) };
       commands.push({ type: 'RecordToolResult', step: command.step, toolCallId: r.toolCallId, name, ok: r.ok, durationMs: Math.round(r.durationMs ?? 0), ...(r.ok ? { output: boundOutput(r.output ?? null, limit) } : { error, fatal: r.fatal }) });
     }
-    if (commands.length > 0) await this.run(commands).catch(rethrowAsUnavailable);
-    return this.next();
+    return commands;
   }
 
   async reportFailure(command: RunnerFailCommand): Promise<RunnerNext> {
@@ -111,11 +138,20 @@ export class RemoteTurnRunner extends TurnRunner {
     return this.next();
   }
 
-  /** Renews the lease, then holds the answer up to `waitMs` unless the turn ends meanwhile. */
+  /**
+   * Renews the lease, then holds the answer up to `waitMs` unless the turn ends meanwhile, or an
+   * urgent steer asks the runner to stop a step it was not told of yet (`interruptSeen`).
+   */
   async renewLease(command: RenewLeaseCommand): Promise<LeaseAnswer> {
     this.hold(command.lease);
-    await this.waitFor(() => !this.running, command.waitMs);
-    return { leaseMs: this.lease.leaseMs, turn: this.running ? { next: 'running' } : this.ended_() };
+    const news = () => {
+      const step = this.cutAsked();
+      return step !== undefined && step !== command.interruptSeen;
+    };
+    await this.waitFor(() => !this.running || news(), command.waitMs);
+    if (!this.running) return { leaseMs: this.lease.leaseMs, turn: this.ended_() };
+    const step = this.cutAsked();
+    return { leaseMs: this.lease.leaseMs, turn: { next: 'running' }, ...(step !== undefined && { interrupt: { step } }) };
   }
 
   async awaitApproval(command: AwaitApprovalCommand): Promise<RunnerApprovalAnswer> {
@@ -137,8 +173,11 @@ export class RemoteTurnRunner extends TurnRunner {
     this.hold(command.lease);
     const live = this.deps.live;
     if (!live || !this.running) return { published: 0 };
+    const state = this.decided;
     for (const m of command.messages) {
       if (m.type === 'ModelDelta') {
+        // A cut (or answered) step's late text is not the record's: published only while its answer is awaited.
+        if (state.status !== 'running' || m.step !== state.step || state.awaiting !== 'model') continue;
         let sink = this.deltaSinks.get(m.step);
         if (!sink) this.deltaSinks.set(m.step, (sink = live.deltas(m.step)));
         sink(m.text);
@@ -148,13 +187,21 @@ export class RemoteTurnRunner extends TurnRunner {
   }
 
   /**
-   * An urgent steer of an external turn is queued as an ordinary one, for the
-   * next boundary: the runner's framework holds the step, and the runner
-   * protocol has no way yet to cut it and report what was cut.
+   * An urgent steer of an external turn: the runner's framework holds the step, so the runner
+   * cuts it (docs/runner-protocol.md, "Interrupts"). Pending approvals are denied at once; every
+   * running call, and an answer being written, wait for the runner's `interrupted` report.
    */
-  submitSteer(steerId: string, text: string, opts: Parameters<TurnRunner['submitSteer']>[2] = {}): ReturnType<TurnRunner['submitSteer']> {
-    const { urgency: _urgency, ...ordinary } = opts;
-    return super.submitSteer(steerId, text, ordinary);
+  protected cutFacts(): Pick<Extract<TurnCommand, { type: 'Interrupt' }>, 'partialText' | 'uninterruptible' | 'elapsedMs' | 'cutBy'> {
+    const state = this.decided;
+    return { cutBy: 'runner', uninterruptible: state.status === 'running' ? [...new Set(stepCalls(state).map((c) => c.name))] : [] };
+  }
+
+  /** The step an urgent steer asks the runner to stop now: an answer being written, or calls still running. */
+  private cutAsked(): number | undefined {
+    const state = this.decided;
+    if (state.status !== 'running' || !interruptPending(state)) return undefined;
+    if (state.awaiting === 'model' || (state.awaiting === 'tools' && stepCalls(state).some((c) => c.progress === 'started'))) return state.step;
+    return undefined;
   }
 
   /** The engine neither calls the model nor runs the tools: the runner does, and reports. */
@@ -163,6 +210,7 @@ export class RemoteTurnRunner extends TurnRunner {
 
   protected react(events: TurnEvent[], context: ChatMessage[]): void {
     for (const e of events) {
+      this.keepCut(e);
       if (!isTerminalTurnEvent(e)) continue;
       if (e.type === 'TurnFailed') this.outcome = { next: 'end', status: 'failed', error: e.data.error };
       else if (e.type === 'TurnCancelled') this.outcome = { next: 'end', status: 'cancelled', reason: e.data.reason };
@@ -170,6 +218,24 @@ export class RemoteTurnRunner extends TurnRunner {
     }
     super.react(events, context);
     this.wake();
+  }
+
+  /** What a cut step leaves for the next request: the cut answer's message, the step's recorded results. */
+  private keepCut(e: TurnEvent): void {
+    if (e.type === 'ModelInterrupted') {
+      this.cutOf(e.data.step).text = e.data.partialText.trim() ? renderInterrupted(e.data.partialText) : undefined;
+    } else if (e.type === 'ToolCallFinished') {
+      const { toolCallId, name, ok, output, error } = e.data;
+      this.cutOf(e.data.step).results.push({ toolCallId, name, ok, ...(ok ? { output } : { error }) });
+    } else if (e.type === 'ModelRequested') {
+      for (const step of this.cuts.keys()) if (step < e.data.step - 1) this.cuts.delete(step);
+    }
+  }
+
+  private cutOf(step: number): { text?: string; results: RunnerRecordedResult[] } {
+    let cut = this.cuts.get(step);
+    if (!cut) this.cuts.set(step, (cut = { results: [] }));
+    return cut;
   }
 
   /** Only the lease's holder reports; each report renews it. Constant time: the token is a secret. */
@@ -200,10 +266,14 @@ export class RemoteTurnRunner extends TurnRunner {
         .filter((s) => s.status === 'delivered' && s.requestStep === state.step)
         .sort((a, b) => a.position - b.position)
         .map((s) => ({ steerId: s.steerId, text: s.text, rendered: renderSteer(s.text), position: s.position }));
-      return { next: 'model', step: state.step, steers };
+      const interrupted = [...state.steers.values()].some((s) => s.status === 'delivered' && s.requestStep === state.step && s.boundary === 'interrupt');
+      const kept = interrupted ? this.cuts.get(state.step - 1) : undefined;
+      const cut: RunnerCut | undefined = kept && { step: state.step - 1, ...(kept.text !== undefined && { text: kept.text }), results: kept.results };
+      return { next: 'model', step: state.step, steers, ...(cut && { cut }) };
     }
     const calls = stepCalls(state).map((c) => ({ toolCallId: c.toolCallId, name: c.name, approval: c.approval?.status ?? ('none' as const), finished: c.progress === 'finished' }));
-    return { next: 'tools', step: state.step, calls };
+    const interrupt = this.cutAsked();
+    return { next: 'tools', step: state.step, calls, ...(interrupt !== undefined && { interrupt: { step: interrupt } }) };
   }
 
   private ended_(): Ended {

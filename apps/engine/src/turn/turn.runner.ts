@@ -186,7 +186,7 @@ export class TurnRunner {
    * what the streamed answer has written, which running calls' tools must be
    * waited for, how long each call has run. Read at the moment it is decided.
    */
-  protected cutFacts(): Pick<Extract<TurnCommand, { type: 'Interrupt' }>, 'partialText' | 'uninterruptible' | 'elapsedMs'> {
+  protected cutFacts(): Pick<Extract<TurnCommand, { type: 'Interrupt' }>, 'partialText' | 'uninterruptible' | 'elapsedMs' | 'cutBy'> {
     const state = this.decided;
     if (state.status !== 'running') return { uninterruptible: [] };
     const written = state.awaiting === 'model' ? this.work.written(state.step) : undefined;

@@ -118,6 +118,14 @@ export const OPERATIONS: Record<string, OperationMeta> = {
     tag: 'runners',
     description: 'Waits up to `waitMs` for the decision on an external turn’s call that asked for approval: approved, denied, or still pending.',
   },
+  'POST /v1/turns/{tid}/runner/interrupted': {
+    operationId: 'reportRunnerInterrupted',
+    tag: 'runners',
+    description:
+      'An external turn’s runner stopped step n for an urgent steer (the lease answer or a tools answer asked it to): a cut answer is recorded ' +
+      'ModelInterrupted with its partial text, the step’s unreported calls finish interrupted, the steers are delivered at boundary interrupt and ' +
+      'ModelRequested n+1 appended; the answer carries the steers and the cut step as the next request presents it. A report for a step the turn has left is answered with what comes next, nothing decided.',
+  },
   'POST /v1/turns/{tid}/runner/live': {
     operationId: 'publishRunnerLive',
     tag: 'runners',

@@ -14,7 +14,7 @@ import { Tenant } from '../auth/auth.guard';
 import { ApiDoc, type ResponseDoc } from '../docs/api-doc';
 import { JsonBody, ToolCallIdPipe, UuidPipe } from '../http/params';
 import { EngineClient } from '../nats/engine.client';
-import { AwaitApprovalBody, PublishLiveBody, RenewLeaseBody, ReportAnswerBody, ReportResultsBody, RunnerFailBody } from './runner-bodies';
+import { AwaitApprovalBody, PublishLiveBody, RenewLeaseBody, ReportAnswerBody, ReportInterruptedBody, ReportResultsBody, RunnerFailBody } from './runner-bodies';
 
 const refusals: Record<number, ResponseDoc> = {
   400: 'invalid_request: a bad body; a report out of order (an answer for a step that was not requested, results for unknown calls or another step); an engine-run turn',
@@ -55,12 +55,19 @@ export class RunnersController {
     return this.engine.runner(turnId, 'runnerFail', { tenantId, ...body });
   }
 
+  @Post('interrupted')
+  @HttpCode(200)
+  @ApiDoc({ summary: 'An external turn’s runner reports the step it stopped for an urgent steer; the answer carries the steers and the cut', body: ReportInterruptedBody, responses: { 200: next, ...refusals } })
+  interrupted(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string, @JsonBody(ReportInterruptedBody) body: z.infer<typeof ReportInterruptedBody>): Promise<RunnerNext> {
+    return this.engine.runner(turnId, 'runnerInterrupted', { tenantId, ...body });
+  }
+
   @Post('lease')
   @HttpCode(200)
   @ApiDoc({
-    summary: 'Renews the runner lease; with waitMs a long poll, answered at once when the turn ends (a cancel)',
+    summary: 'Renews the runner lease; with waitMs a long poll, answered at once when the turn ends (a cancel) or an urgent steer asks the runner to stop its step (interrupt)',
     body: RenewLeaseBody,
-    responses: { 200: { description: '{leaseMs, turn: {next: "running"} | {next: "end", status, …}}', schema: LeaseAnswerSchema }, ...refusals },
+    responses: { 200: { description: '{leaseMs, turn: {next: "running"} | {next: "end", status, …}, interrupt?: {step}}', schema: LeaseAnswerSchema }, ...refusals },
   })
   lease(@Tenant() tenantId: string, @Param('tid', UuidPipe) turnId: string, @JsonBody(RenewLeaseBody) body: z.infer<typeof RenewLeaseBody>): Promise<LeaseAnswer> {
     return this.engine.runner(turnId, 'runnerLease', { tenantId, ...body }, body.waitMs);
