@@ -60,8 +60,15 @@ export interface Driver {
   start(conversationId: string, input: Omit<ExternalTurnInput, 'prompt'> & { prompt?: string }): Promise<DrivenTurn>;
 }
 
-/** The tools every driver's agent has: `hold` (waits at a gate), `echo`, and `guarded` (runs once a person approved it). */
+/** The tools every driver's agent has: `hold` (waits at a gate), `echo`, `guarded` (runs once a person approved it) and `wait` (until its call is aborted). */
 const HOLD = 'Waits at the gate named.';
+const WAIT = 'Waits a minute, or until it is stopped.';
+/** What the `wait` tool runs: a call that only an abort (an urgent steer's stop, a cancel) ends early. */
+const waitUntilAborted = (signal: AbortSignal | undefined) =>
+  new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => resolve('waited a minute'), 60_000);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
 const ECHO = 'Returns its text.';
 const GUARDED = 'Does something a person approves first.';
 const guarded = async (approval: Promise<{ decision: string }>) => ((await approval).decision === 'approved' ? 'guarded ran' : 'guarded was denied');
@@ -77,6 +84,7 @@ export function drivers(steerlineUrl: () => string, modelUrl: () => string, gate
       const tools = {
         hold: aiTool({ description: HOLD, inputSchema: z.object({ gate: z.string() }), execute: ({ gate }) => gates.pass(gate) }),
         echo: aiTool({ description: ECHO, inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text }),
+        wait: aiTool({ description: WAIT, inputSchema: z.object({}), execute: (_args, { abortSignal }) => waitUntilAborted(abortSignal) }),
         guarded: aiTool({ description: GUARDED, inputSchema: z.object({}), execute: (_args, { toolCallId }) => guarded(turn.approval({ toolCallId })) }),
       };
       const done = turn.run(async (hooks) =>
@@ -102,6 +110,7 @@ export function drivers(steerlineUrl: () => string, modelUrl: () => string, gate
         tools: [
           agentTool({ name: 'hold', description: HOLD, parameters: z.object({ gate: z.string() }), execute: ({ gate }) => gates.pass(gate) }),
           agentTool({ name: 'echo', description: ECHO, parameters: z.object({ text: z.string() }), execute: ({ text }) => text }),
+          agentTool({ name: 'wait', description: WAIT, parameters: z.object({}), execute: (_args, _ctx, details) => waitUntilAborted(details?.signal) }),
           agentTool({ name: 'guarded', description: GUARDED, parameters: z.object({}), execute: (_args, _ctx, details) => guarded(turn.approval({ callId: details!.toolCall!.callId })) }),
         ],
       });

@@ -64,6 +64,8 @@ export class Attempt implements AnswerSink {
 
   /** The `agent_tool_end` run hook: a function tool's result. */
   readonly toolEnded = (...[, , , result, { toolCall }]: RunHookEvents<any, any>['agent_tool_end']) => {
+    // Once an urgent steer stops the step, a call's end is its abort (the SDK gives it an error text as output): it ends interrupted.
+    if (this.interruption.aborted) return;
     if (toolCall.type === 'function_call' && !this.reported.isDenied(toolCall.callId)) this.results.push({ toolCallId: toolCall.callId, ok: true, output: result });
   };
 
