@@ -9,7 +9,7 @@ const call = { id: 'call_1_0', name: 'sleep', args: { ms: 10 } };
  * An external turn (docs/runner-protocol.md) driven over HTTP as a runner
  * would, every request through `send`: it reaches each runner route with its
  * answers (RunnerNext of each kind, a pending and an approved decision, a
- * lease renewal, a live publish) and its refusals (403 a token that is not the
+ * lease renewal, a live publish, an urgent steer's stop) and its refusals (403 a token that is not the
  * lease, 404 another tenant, 400 a bad body, 409 a report after the end). A
  * steer sent while the runner holds step 1 is the one the results answer
  * hands it for step 2. Throws on any answer that is not the expected one.
@@ -45,6 +45,13 @@ export async function runExternalTurnSession(send: Send, otherTenant: string): P
   await answered(runner('live', { messages: live }), 200, 'live');
   const next = await answered(runner('results', { step: 1, results: [{ toolCallId: call.id, ok: true, output: 'slept 10 ms', durationMs: 10 }] }), 200, 'results');
   if (next.next !== 'model' || next.step !== 2 || next.steers[0]?.steerId !== steer.steerId) throw new Error(`the steer did not reach the runner: ${JSON.stringify(next)}`);
+
+  // An urgent steer while the runner's model writes step 2: the lease answer asks it to stop, its report is cut and answered with the steer.
+  await answered(send('POST', `/v1/turns/${turnId}/steers`, { body: { text: 'Stop, keep it small', urgency: 'interrupt' } }), 202, 'urgent steer');
+  const asked = await answered(runner('lease', { waitMs: 5_000 }), 200, 'lease renewal asking for a stop');
+  if (asked.interrupt?.step !== 2) throw new Error(`the renewal did not ask to stop step 2: ${JSON.stringify(asked)}`);
+  const cut = await answered(runner('interrupted', { step: 2, partialText: 'Kept' }), 200, 'interrupted');
+  if (cut.next !== 'model' || cut.step !== 3 || cut.cut?.step !== 2 || !cut.cut.text?.startsWith('Kept')) throw new Error(`the cut did not reach the runner: ${JSON.stringify(cut)}`);
 
   // Refusals of a running turn: nothing is decided.
   await answered(runner('answer', { lease: 'A'.repeat(43), step: 2, text: 'not mine', toolCalls: [] }), 403, 'a token that is not the lease');

@@ -72,6 +72,7 @@ describe('metrics, OpenAPI docs and request logs', () => {
         'POST /v1/turns/{tid}/runner/answer',
         'POST /v1/turns/{tid}/runner/approvals/{toolCallId}',
         'POST /v1/turns/{tid}/runner/fail',
+        'POST /v1/turns/{tid}/runner/interrupted',
         'POST /v1/turns/{tid}/runner/lease',
         'POST /v1/turns/{tid}/runner/live',
         'POST /v1/turns/{tid}/runner/results',

@@ -133,6 +133,17 @@ export const EXAMPLES: Record<string, OperationExamples> = {
     request: { lease, step: 1, results: [{ toolCallId: 'call_1_0', ok: true, output: 'slept 200 ms', durationMs: 201 }] },
     responses: { 200: { next: 'model', step: 2, steers: [{ steerId: delivered.steerId, text: delivered.text, rendered: d.rendered, position: delivered.position }] } },
   },
+  reportRunnerInterrupted: {
+    request: { lease, step: 1, results: [] },
+    responses: {
+      200: {
+        next: 'model',
+        step: 2,
+        steers: [{ steerId: delivered.steerId, text: delivered.text, rendered: d.rendered, position: delivered.position }],
+        cut: { step: 1, results: [{ toolCallId: 'call_1_0', name: 'sleep', ok: false, error: { code: 'interrupted', message: 'the call was interrupted by a steer; it may or may not have taken effect' } }] },
+      },
+    },
+  },
   reportRunnerFailure: {
     request: { lease, code: 'agent_error', message: 'the agent threw: TypeError: x is undefined' },
     responses: { 200: { next: 'end', status: 'failed', error: { code: 'agent_error', message: 'the agent threw: TypeError: x is undefined' } } },
