@@ -164,6 +164,19 @@ describe('external turns', () => {
     ]);
   });
 
+  it('a steer that would move to a next turn is refused with nothing appended: nobody would run the follow-up', async () => {
+    const cid = await conversation();
+    const turn = await client.startExternalTurn(cid, { prompt: 'go' });
+    const before = (await stack.turnEvents(turn.turnId)).length;
+    const res = await stack.api('POST', `/turns/${turn.turnId}/steers`, { text: 'later', onTurnEnd: 'next_turn' });
+    expect({ status: res.status, code: res.body.error.code }).toEqual({ status: 400, code: 'invalid_request' });
+    expect(res.body.error.message).toContain('next turn');
+    expect(await stack.turnEvents(turn.turnId)).toHaveLength(before);
+    expect((await stack.api('POST', `/turns/${turn.turnId}/steers`, { text: 'at the end', onTurnEnd: 'drop' })).status).toBe(202);
+    expect(await turn.reportAnswer({ step: 1, text: 'done', toolCalls: [] })).toEqual({ next: 'end', status: 'completed' });
+    await audit(cid);
+  });
+
   it('a runner that stops renewing loses the turn: runner_lost within the lease, its queued steers dropped with their text', async () => {
     const cid = await conversation();
     const turn = await client.startExternalTurn(cid, { prompt: 'go' });

@@ -18,6 +18,10 @@ export function submitSteer(command: Extract<TurnCommand, { type: 'SubmitSteer' 
     throw new SteerlineError('queue_full', `${maxQueued} steers already wait for the next boundary`, { maxQueued });
   }
   const { steerId, onTurnEnd, expiresAt } = command;
+  // Its follow-up would be queued, and an external turn's runner is only there for this turn (docs/runner-protocol.md, "Start").
+  if (onTurnEnd === 'next_turn' && state.spec.runner === 'external') {
+    throw new SteerlineError('invalid_request', 'an external turn’s steers cannot move to a next turn (onTurnEnd "next_turn"): nobody would run it; use "drop" or "continue"');
+  }
   return [
     {
       type: 'SteerQueued',
