@@ -21,6 +21,7 @@ const refusals: Record<number, ResponseDoc> = {
   403: 'not_lease_holder: the token is not the turn’s runner lease (another runner holds it)',
   404: 'not_found: another tenant’s turn',
   409: 'turn_not_running: the turn ended (or runs nowhere)',
+  429: 'rate_limited (Retry-After): the API key’s rate limit; nothing was decided, send it again after retryAfterSeconds',
   503: 'unavailable: the turn is moving to another engine; send it again',
 };
 const next: ResponseDoc = { description: 'what the runner does next: {next: "model", step, steers} | {next: "tools", step, calls} | {next: "end", status, error?, reason?}', schema: RunnerNextSchema };
