@@ -1,5 +1,5 @@
 import type { AssistantModelMessage, LanguageModelCallEndEvent, LanguageModelUsage, ModelMessage, StepResult, TextStreamPart, ToolModelMessage, ToolSet, UserModelMessage } from 'ai';
-import { StepAnswer, TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerCut, type RunnerNext, type RunnerToolResult, type ToolCall } from '@steerline/client';
+import { reportStop, StepAnswer, TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerCut, type RunnerNext, type RunnerToolResult, type ToolCall } from '@steerline/client';
 
 /**
  * What `turn.run` hands the function that calls `generateText` or `streamText`:
@@ -149,18 +149,11 @@ export class Attempt {
    * and the steers. When the step had ended first, its own outcome.
    */
   async resume(): Promise<AttemptOutcome> {
-    const reported = this.answered !== undefined && this.last?.next !== 'tools';
-    const stopped = { step: this.step, ...(this.answered ? { results: this.finishedBeforeStop } : { partialText: this.written }) };
-    const next = reported ? this.last : await this.turn.reportInterrupted(stopped);
-    if (next?.next === 'end') {
-      if (next.status !== 'completed') throw new TurnEnded(next);
-      return { next: 'done' };
-    }
-    if (next?.next !== 'model') throw new UnreportedCalls(next);
-    // Nothing was cut: the request in flight (its steers in it already) is sent again.
-    if (next.step === this.step) return { next: 'continue', step: next.step, messages: this.sent };
-    const cut = next.cut?.step === this.step ? next.cut : undefined;
-    return { next: 'continue', step: next.step, messages: [...this.sent, ...stepMessages(this.answered, cut), ...next.steers.map(steerMessage)] };
+    const stopped = this.answered ? { results: this.finishedBeforeStop } : { partialText: this.written };
+    const after = await reportStop(this.turn, { step: this.step, ...stopped, answered: this.answered !== undefined, last: this.last });
+    if (after.next === 'done') return after;
+    if (after.next === 'resend') return { next: 'continue', step: this.step, messages: this.sent };
+    return { next: 'continue', step: after.step, messages: [...this.sent, ...stepMessages(this.answered, after.cut), ...after.steers.map(steerMessage)] };
   }
 
   private refuse(err: unknown): void {

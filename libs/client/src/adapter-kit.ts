@@ -1,7 +1,7 @@
 import { SteerlineClient, type ClientOptions } from './client';
 import { SteerlineClientError } from './errors';
-import type { ApprovalOutcome, ExternalTurn } from './runner';
-import type { ExternalTurnInput, RunnerEnd, RunnerNext } from './types';
+import type { ApprovalOutcome, ExternalTurn, InterruptedReport } from './runner';
+import type { DeliveredSteer, ExternalTurnInput, RunnerCut, RunnerEnd, RunnerNext } from './types';
 
 // What the framework adapters (@steerline/ai-sdk, @steerline/openai-agents) are built on, written once:
 // the start of a turn they run, the wait for approvals, and the errors of a loop that Steerline and the
@@ -60,6 +60,31 @@ export class StepAnswer {
     if (outcome.decision === 'denied') this.denied.add(toolCallId);
     return outcome;
   }
+}
+
+/** Where an adapter's loop goes after it stopped a step for an urgent steer. */
+export type AfterStop =
+  | { next: 'done' }
+  /** Nothing was cut (the step had ended first): the request in flight, its steers in it already, is sent again. */
+  | { next: 'resend' }
+  /** Request `step`: what the cut left of the stopped step (`cut`), then `steers`. */
+  | { next: 'continue'; step: number; steers: DeliveredSteer[]; cut?: RunnerCut };
+
+/**
+ * After the framework's step stopped for an urgent steer (docs/runner-protocol.md, "Interrupts"):
+ * reports the stop unless the step's answer was reported and answered already (`last`, not `tools`),
+ * and says where the loop goes. Throws `TurnEnded` for a turn that did not complete.
+ */
+export async function reportStop(turn: ExternalTurn, stop: InterruptedReport & { answered: boolean; last: RunnerNext | undefined }): Promise<AfterStop> {
+  const { answered, last, ...report } = stop;
+  const next = answered && last?.next !== 'tools' ? last : await turn.reportInterrupted(report);
+  if (next?.next === 'end') {
+    if (next.status !== 'completed') throw new TurnEnded(next);
+    return { next: 'done' };
+  }
+  if (next?.next !== 'model') throw new UnreportedCalls(next);
+  if (next.step === stop.step) return { next: 'resend' };
+  return { next: 'continue', step: next.step, steers: next.steers, ...(next.cut?.step === stop.step ? { cut: next.cut } : {}) };
 }
 
 /** Steerline ended the turn while the framework's loop was still going (a cancel, `max_steps`, a failure). */

@@ -1,5 +1,5 @@
 import type { AgentInputItem, CallModelInputFilter, ModelResponse, RunHookEvents } from '@openai/agents';
-import { StepAnswer, TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerCut, type RunnerNext, type RunnerToolResult } from '@steerline/client';
+import { reportStop, StepAnswer, TurnEnded, UnreportedCalls, type DeliveredSteer, type ExternalTurn, type RunnerCut, type RunnerNext, type RunnerToolResult } from '@steerline/client';
 import type { AnswerSink } from './reporting-model';
 
 /** A steer delivered into a model request: its user message, after the first `at` items of the SDK's own input. */
@@ -109,17 +109,12 @@ export class Attempt implements AnswerSink {
    * and the steers. When the step had ended first, its own outcome.
    */
   async resume(): Promise<{ next: 'continue'; step: number; input: AgentInputItem[] } | { next: 'done' }> {
-    const reported = this.answered !== undefined && this.last?.next !== 'tools';
     // The Agents SDK's answer is not streamed here: a cut answer had written nothing the runner saw.
-    const next = reported ? this.last : await this.turn.reportInterrupted({ step: this.step, ...(this.answered ? { results: this.finishedBeforeStop } : {}) });
-    if (next?.next === 'end') {
-      if (next.status !== 'completed') throw new TurnEnded(next);
-      return { next: 'done' };
-    }
-    if (next?.next !== 'model') throw new UnreportedCalls(next);
-    if (next.step === this.step) return { next: 'continue', step: next.step, input: this.sent };
-    const cut = next.cut?.step === this.step ? next.cut : undefined;
-    return { next: 'continue', step: next.step, input: [...this.sent, ...stepItems(this.answered, cut), ...next.steers.map(steerItem)] };
+    const stopped = this.answered ? { results: this.finishedBeforeStop } : {};
+    const after = await reportStop(this.turn, { step: this.step, ...stopped, answered: this.answered !== undefined, last: this.last });
+    if (after.next === 'done') return after;
+    if (after.next === 'resend') return { next: 'continue', step: this.step, input: this.sent };
+    return { next: 'continue', step: after.step, input: [...this.sent, ...stepItems(this.answered, after.cut), ...after.steers.map(steerItem)] };
   }
 }
 
