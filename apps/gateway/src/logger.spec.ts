@@ -33,6 +33,23 @@ describe('the gateway’s JSON log (pino)', () => {
     expect(lines[3].stack).toMatch(/^Error: boom/);
   });
 
+  it('writes Nest’s debug and verbose lines, fields and all, only at a level that has them', () => {
+    const at = (level: string) => {
+      const { lines, destination } = capture();
+      const nest = nestLogger(gatewayLogger(level, destination));
+      nest.debug!('steer answered', { steerId: 's1' }, 'steers');
+      nest.debug!({ msg: 'detail', generation: 2 }, 'ReadModels');
+      nest.verbose!('chatter', 'steers');
+      return lines.map(({ level: l, message, context, steerId, generation }) => ({ l, message, context, ...(steerId ? { steerId } : {}), ...(generation ? { generation } : {}) }));
+    };
+    expect(at('log')).toEqual([]);
+    expect(at('debug')).toEqual([
+      { l: 'debug', message: 'steer answered', context: 'steers', steerId: 's1' },
+      { l: 'debug', message: 'detail', context: 'ReadModels', generation: 2 },
+    ]);
+    expect(at('verbose').map((l) => l.message)).toEqual(['steer answered', 'detail', 'chatter']);
+  });
+
   it('honours STEERLINE_LOG_LEVEL: warn drops the routine lines, and a bad level is refused', () => {
     const { lines, destination } = capture();
     const quiet = gatewayLogger('warn', destination);

@@ -3,6 +3,7 @@
 // @steerline/contracts, which needs none of this.
 export * from './nats';
 export * from './nats-writes';
+export * from './nats-requests';
 export * from './nats-auth';
 export * from './nest-envelope';
 export * from './safe-send';

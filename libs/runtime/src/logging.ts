@@ -97,8 +97,16 @@ class FlatNativeLogger extends NativeLogger {
   override error(message: unknown, ...params: unknown[]) {
     super.error(...withText(message, params));
   }
+  // A level the logger does not write costs nothing: nestjs-pino would shape the record first and
+  // pino drop it after (the gateway's `debug('steer answered', …)`, once per steer: issue 34).
   override debug(message: unknown, ...params: unknown[]) {
-    super.debug(...withText(message, params));
+    if (this.writes('debug')) super.debug(...withText(message, params));
+  }
+  override verbose(message: unknown, ...params: unknown[]) {
+    if (this.writes('trace')) super.verbose(message, ...params);
+  }
+  private writes(level: Level): boolean {
+    return (this.logger as unknown as Logger).isLevelEnabled(level);
   }
 }
 

@@ -25,6 +25,7 @@ import {
 } from '@steerline/contracts';
 import { describeConnectFailure, natsSecurityOptions, watchNatsAuth } from './nats-auth';
 import { nestReply, nestRequest, type NestRequest } from './nest-envelope';
+import { settleAnswersQuietly } from './nats-requests';
 import { maxPayload, publishSafely, tooLarge } from './safe-send';
 
 const NANOS_PER_MS = 1_000_000;
@@ -77,6 +78,8 @@ export function republishesStored(config: Pick<StreamConfig, 'republish'>, s: Su
  */
 export async function connectNats(url: string, name: string, env: Record<string, string | undefined> = process.env): Promise<NatsConnection> {
   const security = natsSecurityOptions(url, env);
+  // An answered request builds no error for nobody (nats-requests.ts).
+  settleAnswersQuietly();
   let nc: NatsConnection;
   try {
     // noAsyncTraces: no Error (with its stack) is built ahead of every request and

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { BODY_MAX_BYTES, SteerlineError } from '@steerline/contracts';
+import { noteIds, type HttpRequest } from './http.types';
 import { JSON_MEDIA_TYPES } from './params';
 
 /** The JSON media types of `JSON_MEDIA_TYPES` as Fastify content-type matchers. */
@@ -107,6 +108,17 @@ export function gatewayHttpAdapter(): FastifyAdapter {
   });
   request('tenantId', undefined);
   request('clientKey', undefined);
+  // The ids a successful answer carries (a receipt's steerId and turnId, a new turn's turnId, a turn's
+  // conversationId) go into the request's log line, so a steer whose id the gateway chose can be found
+  // in the logs. A hook on the body Fastify is about to serialise, not a Nest interceptor: Nest runs a
+  // route with an interceptor through rxjs (observables, a ReplaySubject) on every request (issue 34).
+  f.addHook('preSerialization', (req: Req, rep: Reply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+    if ((rep.statusCode as number) < 400 && payload && typeof payload === 'object') {
+      const { steerId, turnId, conversationId } = payload as Record<string, unknown>;
+      noteIds(req as unknown as HttpRequest, { steerId: steerId as string, turnId: turnId as string, conversationId: conversationId as string });
+    }
+    done(null, payload);
+  });
   return adapter;
 }
 

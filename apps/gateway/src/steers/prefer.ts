@@ -8,6 +8,9 @@ import { WAIT_MAX_SECONDS } from '@steerline/contracts';
  * forms (`wait = "5"`) are accepted as the grammar allows.
  */
 export function parsePreferWait(header: string | string[] | undefined): number {
+  // The header as clients send it, one `wait=<n>`, read without the general parse (issue 34).
+  const plain = typeof header === 'string' ? PLAIN_WAIT.exec(header) : null;
+  if (plain) return Math.min(Number(plain[1]), WAIT_MAX_SECONDS);
   const values = header === undefined ? [] : Array.isArray(header) ? header : [header];
   for (const preference of values.flatMap((v) => splitOutsideQuotes(v, ','))) {
     const [head] = splitOutsideQuotes(preference, ';');
@@ -21,6 +24,8 @@ export function parsePreferWait(header: string | string[] | undefined): number {
   }
   return 0;
 }
+
+const PLAIN_WAIT = /^wait=(\d+)$/;
 
 /** The `Preference-Applied` value for an honoured wait. */
 export function preferenceApplied(waitSeconds: number): string {

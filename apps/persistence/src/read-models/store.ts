@@ -216,9 +216,18 @@ function updateOnConflict(key: string, columns: string[]): string {
  */
 function camel<R>(record: Record<string, unknown>, timestamps: string[]): R {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) {
-    const name = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-    out[name] = timestamps.includes(key) && typeof value === 'string' ? new Date(value).toISOString() : value;
+  for (const key in record) {
+    const value = record[key];
+    out[camelName(key)] = timestamps.includes(key) && typeof value === 'string' ? new Date(value).toISOString() : value;
   }
   return out as R;
+}
+
+// A column's name in the row types, worked out once per column rather than once per row and batch
+// (a regular expression per column of every row loaded was 4 % of the projector's CPU, issue 34).
+const CAMEL = new Map<string, string>();
+function camelName(column: string): string {
+  let name = CAMEL.get(column);
+  if (name === undefined) CAMEL.set(column, (name = column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())));
+  return name;
 }
