@@ -4,7 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
-import { subjects, type Subjects } from '@steerline/contracts';
+import { stableHash, subjects, type Subjects } from '@steerline/contracts';
 import { ensureStream } from '@steerline/runtime';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
@@ -14,7 +14,7 @@ import type { BatchOutcome } from './batch';
 import { TableDeadLetters, type DeadLetters } from './dead-letters';
 import { PartitionLocks } from './partition-locks';
 import { describe, PartitionLoop, type PartitionHost } from './partition-loop';
-import { balance, fairShare, partitionName, partitionNames, stableHash } from './partitions';
+import { balance, fairShare, partitionName, partitionNames } from './partitions';
 import { CheckpointWaiters } from './waiters';
 import { PersistenceMetrics } from '../observability/persistence-metrics';
 
