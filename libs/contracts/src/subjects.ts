@@ -43,6 +43,12 @@ export interface SubjectOptions {
   subjectPartitions?: number;
 }
 
+/** A conversation's subjects: every one its events can be on, and the one they are appended to now. */
+export interface ConversationLog {
+  write: string;
+  read: readonly string[];
+}
+
 export function subjects(prefix: string = DEFAULT_PREFIX, opts: SubjectOptions = {}) {
   token(prefix, 'prefix');
   const subjectPartitions = opts.subjectPartitions ?? 1;
@@ -50,6 +56,12 @@ export function subjects(prefix: string = DEFAULT_PREFIX, opts: SubjectOptions =
     throw new Error(`subjectPartitions must be an integer from 1 to ${MAX_SUBJECT_PARTITIONS}: ${subjectPartitions}`);
   }
   const unpartitioned = (tenantId: string, conversationId: string) => `${prefix}.evt.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}`;
+  const written = (tenantId: string, conversationId: string) =>
+    subjectPartitions <= 1 ? unpartitioned(tenantId, conversationId) : `${unpartitioned(tenantId, conversationId)}.${subjectPartitionOf(conversationId, subjectPartitions)}`;
+  const read = (tenantId: string, conversationId: string): [unpartitioned: string, partitioned: string] => [
+    unpartitioned(tenantId, conversationId),
+    `${unpartitioned(tenantId, conversationId)}.*`,
+  ];
   return {
     prefix,
     stream: `${prefix.toUpperCase()}_EVENTS`,
@@ -61,18 +73,16 @@ export function subjects(prefix: string = DEFAULT_PREFIX, opts: SubjectOptions =
      * guarded by expected last subject sequence. One conversation, one subject
      * (as long as the deployment's subject partitions stay as they are).
      */
-    conversationEvents: (tenantId: string, conversationId: string) =>
-      subjectPartitions <= 1 ? unpartitioned(tenantId, conversationId) : `${unpartitioned(tenantId, conversationId)}.${subjectPartitionOf(conversationId, subjectPartitions)}`,
+    conversationEvents: written,
     /**
      * Every subject a conversation's events can be on, whatever the deployment's
      * subject partitions were when each was written: the unpartitioned one, and
      * the partitioned ones (a wildcard on the token). Readers of a conversation
      * read both and merge them by stream sequence.
      */
-    conversationEventSubjects: (tenantId: string, conversationId: string): [unpartitioned: string, partitioned: string] => [
-      unpartitioned(tenantId, conversationId),
-      `${unpartitioned(tenantId, conversationId)}.*`,
-    ],
+    conversationEventSubjects: read,
+    /** Where a conversation's events are read from (`read`, both forms) and where they are appended now (`write`). */
+    conversationLog: (tenantId: string, conversationId: string): ConversationLog => ({ write: written(tenantId, conversationId), read: read(tenantId, conversationId) }),
     /** Subject partition `index`'s events: what that projector partition's durable consumer filters. */
     partitionEvents: (index: number) => `${prefix}.evt.*.*.${index}`,
     /** Every event written without a partition token (before subject partitions, or with 1). */
