@@ -9,7 +9,7 @@ import { decodeBatch, projectBatch, toLogMessage, type BatchOutcome, type Decode
 import { alignConsumer } from './consumer';
 import { firstLost, missingRanges, prefixBefore } from './continuity';
 import type { DeadLetters } from './dead-letters';
-import { partitionOf } from './partitions';
+import { filteredLayout, partitionOf } from './partitions';
 
 const BATCH_MAX = 500;
 const FETCH_EXPIRES_MS = 1_000;
@@ -23,6 +23,8 @@ const IDLE_EXPIRES_MS = 5_000;
  */
 const LINGER_MS = 20;
 const RETRY_MS = 1_000;
+/** Reading its own subjects, how often a partition looks for events written without a partition token, which it would not read. */
+const UNPARTITIONED_WATCH_MS = 5_000;
 
 /** What a partition's loop needs from the instance running it. */
 export interface PartitionHost {
@@ -36,6 +38,13 @@ export interface PartitionHost {
   /** After a batch committed. */
   committed(partition: number, outcome: BatchOutcome): void;
   fault?: 'exit_after_commit';
+}
+
+/** What one follow reads: its own subjects (a filtered layout), or the whole log, up to `wholeUntil` when a filtered layout still has events without a partition token to pass. */
+interface Reading {
+  subject: string;
+  filtered: boolean;
+  wholeUntil?: number;
 }
 
 interface Fetched {
@@ -75,8 +84,19 @@ export class PartitionLoop {
   private stopping = new AbortController();
   private generation?: Generation;
   private switched = false;
-  /** The stream sequence this partition has committed up to. */
+  /**
+   * The stream sequence this partition has committed up to: every event of its
+   * own up to it is applied. Reading the whole log, every event up to it was
+   * read; reading its own subjects, it is its last own event's (the others'
+   * events are not read at all: `coveredThrough` says how far it covers).
+   */
   checkpoint = 0;
+  private reading: Reading = { subject: '', filtered: false };
+  /** The consumer's delivery sequence of the last message this follow committed: a filtered layout checks continuity on these. */
+  private delivered = 0;
+  /** Events without a partition token were looked for up to here (a filtered follow), and are looked for again then. */
+  private watchedTo = 0;
+  private nextWatch = 0;
 
   constructor(
     private readonly host: PartitionHost,
@@ -147,15 +167,18 @@ export class PartitionLoop {
       // them is the operator's call (`npm run rebuild`); until then new events are skipped.
       this.logger.error({ msg: 'checkpoint is ahead of the stream; run `npm run rebuild` to rebuild the read models from this log', checkpoint: stored, lastSeq: stream.state.last_seq });
     }
-    const info = await alignConsumer(jsm, s, this.name, stored);
-    this.logger.log({ msg: 'projecting', consumer: this.name, generation: generation.id, checkpoint: stored, pending: info.num_pending });
+    this.reading = await this.readingFrom(jsm, stored);
+    const info = await alignConsumer(jsm, s, this.name, stored, this.reading.subject);
+    this.delivered = info.delivered.consumer_seq;
+    this.watchedTo = stored;
+    this.logger.log({ msg: 'projecting', consumer: this.name, filter: this.reading.subject, generation: generation.id, checkpoint: stored, pending: info.num_pending });
     const consumer = await this.host.js.consumers.get(s.stream, this.name);
     const nothing: Promise<Fetched> = Promise.resolve({ msgs: [], batch: decodeBatch([]) });
     let next = prefetch(this.fetch(consumer, info.num_pending));
     try {
       for (;;) {
         const fetched = await next;
-        const more = this.running && this.host.holds(this.lockKey) && !this.switched;
+        const more = this.running && this.host.holds(this.lockKey) && !this.switched && !this.passedUnpartitioned(fetched);
         // Fetch and decode the next batch while this one commits: one waits on NATS and
         // the CPU, the other on PostgreSQL. At most one fetch is in flight.
         const pending = fetched.msgs.length ? fetched.msgs[fetched.msgs.length - 1].info.pending : 0;
@@ -164,11 +187,60 @@ export class PartitionLoop {
         // A batch fetched as the projector stops is still committed: work in flight finishes.
         if (fetched.msgs.length) await this.commit(fetched);
         if (!more) return;
+        if (this.reading.filtered && (await this.unpartitionedAppeared(jsm))) return;
       }
     } finally {
       this.fetching?.stop();
       await next.catch(() => undefined);
     }
+  }
+
+  /**
+   * Its own subjects when the generation's layout is filtered (filteredLayout) and
+   * no event without a partition token follows the checkpoint; otherwise the whole
+   * log, in a filtered layout only up to the last such event (written before the
+   * engines wrote partition tokens), after which it follows again, filtered.
+   */
+  private async readingFrom(jsm: JetStreamManager, checkpoint: number): Promise<Reading> {
+    const { s } = this.host;
+    if (!filteredLayout(s, this.count)) return { subject: s.events, filtered: false };
+    const last = await storedSeq(jsm, s.stream, { last_by_subj: s.unpartitionedEvents } as MsgRequest);
+    if (last === undefined || last <= checkpoint) return { subject: s.partitionEvents(this.index), filtered: true };
+    this.logger.log({ msg: 'events without a partition token follow the checkpoint; reading the whole log up to the last of them', checkpoint, until: last });
+    return { subject: s.events, filtered: false, wholeUntil: last };
+  }
+
+  /** Whether this follow, reading the whole log until its unpartitioned events are passed, has passed them (with the batch in hand). */
+  private passedUnpartitioned(fetched: Fetched): boolean {
+    const until = this.reading.wholeUntil;
+    return until !== undefined && (fetched.batch.lastSeq || this.checkpoint) >= until;
+  }
+
+  /**
+   * Whether an event of this partition was appended without a partition token since the
+   * follow began (an engine without STEERLINE_SUBJECT_PARTITIONS): its own subjects do not
+   * have it, so it follows again, reading the whole log from the checkpoint. One written
+   * behind the checkpoint is past: it is reported, and only a rebuild projects it.
+   */
+  private async unpartitionedAppeared(jsm: JetStreamManager): Promise<boolean> {
+    if (Date.now() < this.nextWatch) return false;
+    this.nextWatch = Date.now() + UNPARTITIONED_WATCH_MS;
+    const { s } = this.host;
+    const found = await jsm.streams.getMessage(s.stream, { seq: this.watchedTo + 1, next_by_subj: s.unpartitionedEvents } as MsgRequest);
+    if (!found) return false;
+    this.watchedTo = found.seq;
+    if (partitionOf(found.subject, this.count) !== this.index) return false;
+    if (found.seq > this.checkpoint) {
+      this.logger.warn({ msg: 'an event without a partition token was appended; reading the whole log from the checkpoint', seq: found.seq, subject: found.subject });
+      return true;
+    }
+    this.logger.error({
+      msg: 'an event without a partition token was appended behind the checkpoint and is not projected: give every engine STEERLINE_SUBJECT_PARTITIONS, then run `npm run rebuild`',
+      seq: found.seq,
+      subject: found.subject,
+      checkpoint: this.checkpoint,
+    });
+    return false;
   }
 
   /**
@@ -201,7 +273,7 @@ export class PartitionLoop {
 
   /** Decodes this partition's events only: another partition's costs a subject hash. */
   private ownBatch(msgs: JsMsg[]): DecodedBatch {
-    const own = this.count > 1 ? msgs.filter((m) => partitionOf(m.subject, this.count) === this.index) : msgs;
+    const own = this.count > 1 && !this.reading.filtered ? msgs.filter((m) => partitionOf(m.subject, this.count) === this.index) : msgs;
     return decodeBatch(own.map(toLogMessage), msgs.length ? msgs[msgs.length - 1].seq : 0);
   }
 
@@ -214,8 +286,7 @@ export class PartitionLoop {
    */
   private async commit(fetched: Fetched): Promise<void> {
     const seqs = fetched.msgs.map((m) => m.seq);
-    const ranges = missingRanges(this.checkpoint, seqs);
-    const lost = ranges.length ? await firstLost(ranges, (from) => this.nextStored(from)) : undefined;
+    const lost = this.reading.filtered ? this.lostDelivery(fetched.msgs) : await this.lostInFlight(seqs);
     if (lost === undefined) return this.apply(fetched);
     const keep = prefixBefore(seqs, lost);
     if (keep > 0) {
@@ -227,10 +298,24 @@ export class PartitionLoop {
     throw new DeliveryLost(lost);
   }
 
+  private async lostInFlight(seqs: number[]): Promise<number | undefined> {
+    const ranges = missingRanges(this.checkpoint, seqs);
+    return ranges.length ? await firstLost(ranges, (from) => this.nextStored(from)) : undefined;
+  }
+
+  /**
+   * Reading its own subjects, the stream sequences between its events belong to
+   * other partitions; the consumer's delivery sequences have no gap unless a
+   * delivery was lost in flight. The stream sequence of the first message after one.
+   */
+  private lostDelivery(msgs: JsMsg[]): number | undefined {
+    const gap = msgs.findIndex((m, i) => m.info.deliverySequence !== this.delivered + 1 + i);
+    return gap === -1 ? undefined : msgs[gap].seq;
+  }
+
   /** The first event still in the stream at or after `from` (one request; NATS ≥ 2.9 takes `next_by_subj`). */
   private async nextStored(from: number): Promise<number | undefined> {
-    const query = { seq: from, next_by_subj: this.host.s.events } as MsgRequest;
-    return (await (await this.host.manager()).streams.getMessage(this.host.s.stream, query))?.seq;
+    return storedSeq(await this.host.manager(), this.host.s.stream, { seq: from, next_by_subj: this.host.s.events } as MsgRequest);
   }
 
   private async apply({ msgs, batch }: Fetched): Promise<void> {
@@ -245,9 +330,15 @@ export class PartitionLoop {
     if (this.host.fault === 'exit_after_commit') process.kill(process.pid, 'SIGKILL');
     // After the commit: a crash before this ack only causes a redelivery, which the checkpoint skips.
     msgs[msgs.length - 1].ack();
+    this.delivered = msgs[msgs.length - 1].info.deliverySequence;
     this.checkpoint = outcome.checkpoint;
     this.host.committed(this.index, outcome);
   }
+}
+
+/** The stream sequence a get names (one request to the stream's leader), undefined when there is none. */
+async function storedSeq(jsm: JetStreamManager, stream: string, query: MsgRequest): Promise<number | undefined> {
+  return (await jsm.streams.getMessage(stream, query))?.seq;
 }
 
 /**

@@ -6,6 +6,7 @@ import { maxPayload, serve, type Handler } from '@steerline/runtime';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
 import { ConversationList } from './conversation-list';
+import { coveredThrough } from '../projector/coverage';
 import { ReadQueries } from './read-queries';
 
 /** The `qry.health` answer. Null fields: that part did not answer. */
@@ -60,14 +61,14 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   async health(): Promise<HealthView> {
-    const s = subjects(this.config.prefix);
-    // The checkpoint is read first: a stream sequence read after it can only be larger, so lag is never negative.
+    const s = subjects(this.config.prefix, { subjectPartitions: this.config.subjectPartitions });
+    // The checkpoints are read first: a stream sequence read after them can only be larger, so lag is never negative.
     const stats = await this.queries.stats(s.projectorConsumer);
-    const lastSeq = await jetstreamManager(this.nc)
-      .then((jsm) => jsm.streams.info(s.stream))
-      .then((info) => info.state.last_seq)
-      .catch(() => null);
-    const checkpoint = stats?.checkpoint ?? null;
+    const jsm = await jetstreamManager(this.nc).catch(() => null);
+    const lastSeq = jsm ? await jsm.streams.info(s.stream).then((info) => info.state.last_seq, () => null) : null;
+    const lowest = stats && Math.min(...stats.checkpoints);
+    // Partitions reading only their own subjects cover more than their checkpoints say (coveredThrough).
+    const checkpoint = stats && jsm && lastSeq !== null ? await coveredThrough(jsm, s, stats.checkpoints, lastSeq).catch(() => lowest) : lowest;
     return {
       database: stats !== null,
       generation: stats?.generation ?? null,
