@@ -217,10 +217,11 @@ export class PartitionLoop {
   }
 
   /**
-   * Whether an event of this partition was appended without a partition token since the
-   * follow began (an engine without STEERLINE_SUBJECT_PARTITIONS): its own subjects do not
-   * have it, so it follows again, reading the whole log from the checkpoint. One written
-   * behind the checkpoint is past: it is reported, and only a rebuild projects it.
+   * Whether an event was appended without a partition token since the follow began (an
+   * engine without STEERLINE_SUBJECT_PARTITIONS): its own subjects do not have it, so it
+   * follows again, reading the whole log from the checkpoint past it — also when the event
+   * is another partition's, so that its checkpoint covers it (coveredThrough). One of its
+   * own written behind the checkpoint is past: it is reported, and only a rebuild projects it.
    */
   private async unpartitionedAppeared(jsm: JetStreamManager): Promise<boolean> {
     if (Date.now() < this.nextWatch) return false;
@@ -229,11 +230,11 @@ export class PartitionLoop {
     const found = await jsm.streams.getMessage(s.stream, { seq: this.watchedTo + 1, next_by_subj: s.unpartitionedEvents } as MsgRequest);
     if (!found) return false;
     this.watchedTo = found.seq;
-    if (partitionOf(found.subject, this.count) !== this.index) return false;
     if (found.seq > this.checkpoint) {
       this.logger.warn({ msg: 'an event without a partition token was appended; reading the whole log from the checkpoint', seq: found.seq, subject: found.subject });
       return true;
     }
+    if (partitionOf(found.subject, this.count) !== this.index) return false;
     this.logger.error({
       msg: 'an event without a partition token was appended behind the checkpoint and is not projected: give every engine STEERLINE_SUBJECT_PARTITIONS, then run `npm run rebuild`',
       seq: found.seq,
