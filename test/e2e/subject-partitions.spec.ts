@@ -1,15 +1,17 @@
 import { ConsoleLogger } from '@nestjs/common';
 import { SteerlineError, subjects, uuidv7, type SteerlineEvent } from '@steerline/contracts';
-import { request } from '@steerline/runtime';
+import { createLogger, request } from '@steerline/runtime';
 import { readSse } from '@steerline/client';
 import { startEngine, type RunningEngine } from '../../apps/engine/src/app';
 import { loadEngineConfig } from '../../apps/engine/src/config';
 import { EventLog, StaleWriterError } from '../../apps/engine/src/log/event-log';
+import { startGateway, type RunningGateway } from '../../apps/gateway/src/app';
+import { loadGatewayConfig } from '../../apps/gateway/src/config';
 import { startPersistence, type PersistenceApp } from '../../apps/persistence/src/app';
 import { loadPersistenceConfig } from '../../apps/persistence/src/config';
 import { partitionName } from '../../apps/persistence/src/projector/partitions';
 import { rebuildReadModels } from '../../apps/persistence/src/rebuild/rebuild';
-import { startStack, type Stack } from '../support/stack';
+import { apiAt, startStack, type Stack } from '../support/stack';
 
 /**
  * A deployment moves to partitioned event subjects (README, "Partitioned
@@ -22,20 +24,24 @@ describe('moving a deployment to partitioned subjects', () => {
   let databaseUrl = '';
   let engine: RunningEngine | undefined;
   let persistence: PersistenceApp | undefined;
+  let gateway: RunningGateway | undefined;
+  let api: Stack['api'];
   const script = (text: string) => ({ provider: 'scripted', script: [{ text }] });
 
   beforeAll(async () => {
     stack = await startStack({ env: { STEERLINE_PARTITIONS: '4' }, databaseUrl: (url) => (databaseUrl = url) });
+    api = stack.api;
   });
 
   afterAll(async () => {
+    await gateway?.close().catch(() => undefined);
     await engine?.close().catch(() => undefined);
     await persistence?.close().catch(() => undefined);
     await stack?.close();
   });
 
   const runTurn = async (cid: string, text: string) => {
-    const res = await stack.api('POST', `/conversations/${cid}/turns`, { prompt: `say ${text}`, model: script(text) });
+    const res = await api('POST', `/conversations/${cid}/turns`, { prompt: `say ${text}`, model: script(text) });
     expect(res.status).toBe(202);
     await stack.turnEnded(res.body.turnId as string);
     return res.body.turnId as string;
@@ -48,10 +54,12 @@ describe('moving a deployment to partitioned subjects', () => {
     for (const cid of old) await runTurn(cid, 'before');
     for (const cid of old) expect((await eventsOf(cid)).every((e) => e.subject === stack.nats.s.conversationEvents('default', cid))).toBe(true);
 
-    // The migration: engines and persistence restarted with the setting, then a rebuild with as many partitions.
+    // The migration: a gateway with the setting, the engines and persistence restarted with it, then a rebuild with as many partitions.
+    const env = { ...stack.env, STEERLINE_PARTITIONS: '4', STEERLINE_SUBJECT_PARTITIONS: '4' };
+    gateway = await startGateway(loadGatewayConfig({ ...env, PORT: '0' }), { logger: createLogger({ level: 'error' }) });
+    api = apiAt(gateway.url);
     await stack.engine.close();
     await stack.persistence.close();
-    const env = { ...stack.env, STEERLINE_PARTITIONS: '4', STEERLINE_SUBJECT_PARTITIONS: '4' };
     engine = await startEngine({ ...loadEngineConfig(env), leaseMs: 5000 }, { logger: false });
     persistence = await startPersistence(loadPersistenceConfig({ ...env, DATABASE_URL: databaseUrl }), { logger: new ConsoleLogger({ json: true, logLevels: ['error'] }) });
     const report = await rebuildReadModels(loadPersistenceConfig({ ...env, DATABASE_URL: databaseUrl }));
@@ -59,7 +67,7 @@ describe('moving a deployment to partitioned subjects', () => {
 
     // Old conversations run turns again; a new one starts partitioned.
     for (const cid of old) await runTurn(cid, 'after');
-    const fresh = (await stack.api('POST', '/conversations')).body.id as string;
+    const fresh = (await api('POST', '/conversations')).body.id as string;
     await runTurn(fresh, 'new');
     for (const cid of [...old, fresh]) {
       const events = await eventsOf(cid);
@@ -73,11 +81,11 @@ describe('moving a deployment to partitioned subjects', () => {
     await persistence.projector.waitForSeq(last, 15_000);
     for (const cid of old) {
       // The read model holds both turns, the one from before and the one after.
-      const view = (await stack.api('GET', `/conversations/${cid}`)).body;
+      const view = (await api('GET', `/conversations/${cid}`)).body;
       expect(view.turns.map((t: { status: string }) => t.status)).toEqual(['completed', 'completed']);
       expect(view.messages.filter((m: { role: string }) => m.role === 'assistant').map((m: { content: string }) => m.content)).toEqual(['before', 'after']);
       // The gateway replays the conversation from both subjects, in stream order.
-      const replay = await sseReplay(stack.url, cid, 2);
+      const replay = await sseReplay(gateway.url, cid, 2);
       expect(replay).toEqual((await eventsOf(cid)).map((e) => e.streamSeq));
     }
     for (const i of [0, 1, 2, 3]) {

@@ -37,10 +37,14 @@ describe('contracts', () => {
     expect(s.conversationEvents('tenant-a', 'c1')).toBe(subject);
     expect(parseEventSubject(subject)).toEqual({ prefix: 'acme', tenantId: 'tenant-a', conversationId: 'c1', partition: p });
     expect(parseEventSubject('acme.evt.tenant-a.c1')).toEqual({ prefix: 'acme', tenantId: 'tenant-a', conversationId: 'c1' });
-    expect(s.conversationEventSubjects('tenant-a', 'c1')).toEqual(['acme.evt.tenant-a.c1', 'acme.evt.tenant-a.c1.*']);
+    expect(s.conversationEventSubjects('tenant-a', 'c1')).toEqual(['acme.evt.tenant-a.c1', subject]);
+    expect(s.conversationLog('tenant-a', 'c1')).toEqual({ write: subject, read: ['acme.evt.tenant-a.c1', subject] });
+    expect(subjects('acme').conversationLog('tenant-a', 'c1')).toEqual({ write: 'acme.evt.tenant-a.c1', read: ['acme.evt.tenant-a.c1'] });
+    expect(s.conversationEventForms('tenant-a', 'c1')).toEqual(['acme.evt.tenant-a.c1', 'acme.evt.tenant-a.c1.*']);
     expect(s.partitionEvents(3)).toBe('acme.evt.*.*.3');
     expect(s.tenantStored('tenant-a')).toBe('acme.stored.tenant-a.>');
-    expect(s.conversationStoredPartitioned('tenant-a', 'c1')).toBe('acme.stored.tenant-a.c1.*');
+    expect(s.conversationStoredSubjects('tenant-a', 'c1')).toEqual(['acme.stored.tenant-a.c1', `acme.stored.tenant-a.c1.${p}`]);
+    expect(subjects('acme').conversationStoredSubjects('tenant-a', 'c1')).toEqual(['acme.stored.tenant-a.c1']);
     // One partition (the default) keeps the subjects from before partitions.
     expect(subjects('acme').conversationEvents('tenant-a', 'c1')).toBe('acme.evt.tenant-a.c1');
     expect(subjects('acme', { subjectPartitions: 1 }).conversationEvents('tenant-a', 'c1')).toBe('acme.evt.tenant-a.c1');

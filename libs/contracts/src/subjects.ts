@@ -58,10 +58,9 @@ export function subjects(prefix: string = DEFAULT_PREFIX, opts: SubjectOptions =
   const unpartitioned = (tenantId: string, conversationId: string) => `${prefix}.evt.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}`;
   const written = (tenantId: string, conversationId: string) =>
     subjectPartitions <= 1 ? unpartitioned(tenantId, conversationId) : `${unpartitioned(tenantId, conversationId)}.${subjectPartitionOf(conversationId, subjectPartitions)}`;
-  const read = (tenantId: string, conversationId: string): [unpartitioned: string, partitioned: string] => [
-    unpartitioned(tenantId, conversationId),
-    `${unpartitioned(tenantId, conversationId)}.*`,
-  ];
+  // Exact subjects only: a wildcard `next_by_subj` or `last_by_subj` makes the server walk the stream.
+  const read = (tenantId: string, conversationId: string): string[] =>
+    subjectPartitions <= 1 ? [unpartitioned(tenantId, conversationId)] : [unpartitioned(tenantId, conversationId), written(tenantId, conversationId)];
   return {
     prefix,
     stream: `${prefix.toUpperCase()}_EVENTS`,
@@ -75,13 +74,18 @@ export function subjects(prefix: string = DEFAULT_PREFIX, opts: SubjectOptions =
      */
     conversationEvents: written,
     /**
-     * Every subject a conversation's events can be on, whatever the deployment's
-     * subject partitions were when each was written: the unpartitioned one, and
-     * the partitioned ones (a wildcard on the token). Readers of a conversation
-     * read both and merge them by stream sequence.
+     * The subjects a conversation's events are on: the unpartitioned one (all of
+     * them before subject partitions), and with subject partitions the one they are
+     * appended to now. Readers of a conversation read both and merge them by stream
+     * sequence. Exact subjects, so each read is a lookup, not a walk of the stream.
      */
     conversationEventSubjects: read,
-    /** Where a conversation's events are read from (`read`, both forms) and where they are appended now (`write`). */
+    /**
+     * Both forms with any partition token (a wildcard): for a walk of the log that
+     * does not know the deployment's subject partitions (`npm run audit`).
+     */
+    conversationEventForms: (tenantId: string, conversationId: string) => [unpartitioned(tenantId, conversationId), `${unpartitioned(tenantId, conversationId)}.*`],
+    /** Where a conversation's events are read from (`read`, conversationEventSubjects) and where they are appended now (`write`). */
     conversationLog: (tenantId: string, conversationId: string): ConversationLog => ({ write: written(tenantId, conversationId), read: read(tenantId, conversationId) }),
     /** Subject partition `index`'s events: what that projector partition's durable consumer filters. */
     partitionEvents: (index: number) => `${prefix}.evt.*.*.${index}`,
@@ -95,11 +99,10 @@ export function subjects(prefix: string = DEFAULT_PREFIX, opts: SubjectOptions =
      * stale writer, a deduplicated retry) reaches `evt` subscribers but never this.
      */
     stored: `${prefix}.stored.>`,
-    /** A conversation's stored events, republished, in both forms (see conversationEventSubjects): a follower subscribes both. */
-    conversationStored: (tenantId: string, conversationId: string) =>
-      `${prefix}.stored.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}`,
-    conversationStoredPartitioned: (tenantId: string, conversationId: string) =>
-      `${prefix}.stored.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}.*`,
+    /** A conversation's stored events, republished, from its unpartitioned subject. */
+    conversationStored: (tenantId: string, conversationId: string) => `${prefix}.stored.${token(tenantId, 'tenantId')}.${token(conversationId, 'conversationId')}`,
+    /** Where a conversation's stored events are republished, one per subject of conversationEventSubjects: a follower subscribes each. */
+    conversationStoredSubjects: (tenantId: string, conversationId: string): string[] => read(tenantId, conversationId).map((subject) => subject.replace(`${prefix}.evt.`, `${prefix}.stored.`)),
     /**
      * Every stored event of one tenant, republished, in both subject forms: a
      * gateway waits here for a steer of a turn whose conversation it does not

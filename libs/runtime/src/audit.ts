@@ -24,8 +24,8 @@ export interface AuditLogOptions {
  */
 export async function auditLog(js: JetStreamClient, jsm: JetStreamManager, s: Subjects, opts: AuditLogOptions = {}): Promise<AuditReport> {
   // A conversation's events are on its unpartitioned subject, then (once the engines write partition
-  // tokens) on a partitioned one: read in that order, they are in stream order.
-  const subjects = opts.conversationId ? s.conversationEventSubjects(opts.tenantId ?? 'default', opts.conversationId) : [s.events];
+  // tokens) on a partitioned one: read in that order, they are in stream order. A walk anyway, so any token.
+  const subjects = opts.conversationId ? s.conversationEventForms(opts.tenantId ?? 'default', opts.conversationId) : [s.events];
   const checker = new InvariantChecker({ requireSettled: opts.requireSettled });
   for (const subject of subjects) {
     // A deep read-ahead: the checker is fast, so the fetches are what an audit waits on.

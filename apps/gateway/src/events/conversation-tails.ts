@@ -68,9 +68,9 @@ interface Tail {
 /**
  * The gateway's interest in the conversations its clients watch or wait on: per
  * conversation, while at least one client watches it or waits for a steer's
- * receipt in it, one core subscription to its republished stored events per
- * subject form (`<prefix>.stored.<tenant>.<conversation>` and the same with a
- * partition token, `….<p>`; carrying stream sequences), and
+ * receipt in it, one core subscription to its republished stored events
+ * (`<prefix>.stored.<tenant>.<conversation>`, carrying stream sequences; with
+ * subject partitions a second one, the same with its partition token), and
  * while someone watches, one to its live messages. Reference-counted: the
  * first watcher or waiter subscribes, the last one to leave unsubscribes. No
  * JetStream consumer is held, and events of conversations nobody here
@@ -145,9 +145,7 @@ export class ConversationTails implements OnModuleDestroy {
       if (republished) fanOutStored(created, msg);
       else ring(created);
     };
-    const forms = republished
-      ? [this.s.conversationStored(tenantId, conversationId), this.s.conversationStoredPartitioned(tenantId, conversationId)]
-      : this.s.conversationEventSubjects(tenantId, conversationId);
+    const forms = republished ? this.s.conversationStoredSubjects(tenantId, conversationId) : this.s.conversationEventSubjects(tenantId, conversationId);
     created.stored = forms.map((subject) => this.nc.subscribe(subject, { callback: (err, msg) => (err ? this.failed(err) : onStored(msg)) }));
     created.ready = this.nc.flush();
     this.tails.set(key, created);

@@ -18,8 +18,8 @@ export class EventLogClient {
 
   /**
    * The stream sequence of the conversation's last event, 0 when it has none.
-   * Its subjects (both forms) carry the tenant, so another tenant's conversation
-   * has no event there and reads exactly like one that does not exist.
+   * Its subjects carry the tenant, so another tenant's conversation has no event
+   * there and reads exactly like one that does not exist.
    */
   async lastSeq(tenantId: string, conversationId: string): Promise<number> {
     try {
@@ -33,7 +33,7 @@ export class EventLogClient {
 
   /**
    * Whether the log agrees that the turn has not ended, from the conversation's
-   * last event (one get per subject form, at once). One turn runs at a time, so the last event is
+   * last event (one get per subject it has, at once: one without subject partitions). One turn runs at a time, so the last event is
    * the running turn's own, or one of a turn queued behind it (its TurnQueued,
    * or its cancel before it started). A queued turn has not ended unless its own
    * end is last.
@@ -48,8 +48,9 @@ export class EventLogClient {
 
   /**
    * The conversation's first event at or after stream sequence `fromSeq`, or
-   * null when it has none yet: one direct get per subject form (at once),
-   * answered by any replica, no consumer. Event streams replay with it.
+   * null when it has none yet: one direct get per subject it has (at once; one
+   * without subject partitions), answered by any replica, no consumer. Event
+   * streams replay with it.
    */
   async next(tenantId: string, conversationId: string, fromSeq: number): Promise<StoredMsg | null> {
     try {

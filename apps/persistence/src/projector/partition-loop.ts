@@ -9,7 +9,8 @@ import { decodeBatch, projectBatch, toLogMessage, type BatchOutcome, type Decode
 import { alignConsumer } from './consumer';
 import { firstLost, missingRanges, prefixBefore } from './continuity';
 import type { DeadLetters } from './dead-letters';
-import { filteredLayout, partitionOf } from './partitions';
+import { OwnSubjects, type Reading } from './own-subjects';
+import { partitionOf } from './partitions';
 
 const BATCH_MAX = 500;
 const FETCH_EXPIRES_MS = 1_000;
@@ -23,8 +24,6 @@ const IDLE_EXPIRES_MS = 5_000;
  */
 const LINGER_MS = 20;
 const RETRY_MS = 1_000;
-/** Reading its own subjects, how often a partition looks for events written without a partition token, which it would not read. */
-const UNPARTITIONED_WATCH_MS = 5_000;
 
 /** What a partition's loop needs from the instance running it. */
 export interface PartitionHost {
@@ -38,13 +37,6 @@ export interface PartitionHost {
   /** After a batch committed. */
   committed(partition: number, outcome: BatchOutcome): void;
   fault?: 'exit_after_commit';
-}
-
-/** What one follow reads: its own subjects (a filtered layout), or the whole log, up to `wholeUntil` when a filtered layout still has events without a partition token to pass. */
-interface Reading {
-  subject: string;
-  filtered: boolean;
-  wholeUntil?: number;
 }
 
 interface Fetched {
@@ -92,11 +84,9 @@ export class PartitionLoop {
    */
   checkpoint = 0;
   private reading: Reading = { subject: '', filtered: false };
-  /** The consumer's delivery sequence of the last message this follow committed: a filtered layout checks continuity on these. */
+  private readonly own: OwnSubjects;
+  /** The consumer's delivery sequence of the last message this follow committed: on its own subjects, continuity is checked on these. */
   private delivered = 0;
-  /** Events without a partition token were looked for up to here (a filtered follow), and are looked for again then. */
-  private watchedTo = 0;
-  private nextWatch = 0;
 
   constructor(
     private readonly host: PartitionHost,
@@ -107,6 +97,7 @@ export class PartitionLoop {
     readonly lockKey: string,
   ) {
     this.logger = new Logger(count > 1 ? `Projector[${index + 1}/${count}]` : 'Projector');
+    this.own = new OwnSubjects(host.s, () => host.manager(), index, count, this.logger);
   }
 
   /** False once the loop ended by itself: the lock was lost, or the layout changed. */
@@ -167,10 +158,9 @@ export class PartitionLoop {
       // them is the operator's call (`npm run rebuild`); until then new events are skipped.
       this.logger.error({ msg: 'checkpoint is ahead of the stream; run `npm run rebuild` to rebuild the read models from this log', checkpoint: stored, lastSeq: stream.state.last_seq });
     }
-    this.reading = await this.readingFrom(jsm, stored);
+    this.reading = await this.own.reading(stored);
     const info = await alignConsumer(jsm, s, this.name, stored, this.reading.subject);
     this.delivered = info.delivered.consumer_seq;
-    this.watchedTo = stored;
     this.logger.log({ msg: 'projecting', consumer: this.name, filter: this.reading.subject, generation: generation.id, checkpoint: stored, pending: info.num_pending });
     const consumer = await this.host.js.consumers.get(s.stream, this.name);
     const nothing: Promise<Fetched> = Promise.resolve({ msgs: [], batch: decodeBatch([]) });
@@ -178,7 +168,7 @@ export class PartitionLoop {
     try {
       for (;;) {
         const fetched = await next;
-        const more = this.running && this.host.holds(this.lockKey) && !this.switched && !this.passedUnpartitioned(fetched);
+        const more = this.running && this.host.holds(this.lockKey) && !this.switched;
         // Fetch and decode the next batch while this one commits: one waits on NATS and
         // the CPU, the other on PostgreSQL. At most one fetch is in flight.
         const pending = fetched.msgs.length ? fetched.msgs[fetched.msgs.length - 1].info.pending : 0;
@@ -187,61 +177,13 @@ export class PartitionLoop {
         // A batch fetched as the projector stops is still committed: work in flight finishes.
         if (fetched.msgs.length) await this.commit(fetched);
         if (!more) return;
-        if (this.reading.filtered && (await this.unpartitionedAppeared(jsm))) return;
+        // Between batches: whether to read its own subjects from now on, or the whole log again.
+        if (await this.own.changed(this.reading, this.checkpoint)) return;
       }
     } finally {
       this.fetching?.stop();
       await next.catch(() => undefined);
     }
-  }
-
-  /**
-   * Its own subjects when the generation's layout is filtered (filteredLayout) and
-   * no event without a partition token follows the checkpoint; otherwise the whole
-   * log, in a filtered layout only up to the last such event (written before the
-   * engines wrote partition tokens), after which it follows again, filtered.
-   */
-  private async readingFrom(jsm: JetStreamManager, checkpoint: number): Promise<Reading> {
-    const { s } = this.host;
-    if (!filteredLayout(s, this.count)) return { subject: s.events, filtered: false };
-    const last = await storedSeq(jsm, s.stream, { last_by_subj: s.unpartitionedEvents } as MsgRequest);
-    if (last === undefined || last <= checkpoint) return { subject: s.partitionEvents(this.index), filtered: true };
-    this.logger.log({ msg: 'events without a partition token follow the checkpoint; reading the whole log up to the last of them', checkpoint, until: last });
-    return { subject: s.events, filtered: false, wholeUntil: last };
-  }
-
-  /** Whether this follow, reading the whole log until its unpartitioned events are passed, has passed them (with the batch in hand). */
-  private passedUnpartitioned(fetched: Fetched): boolean {
-    const until = this.reading.wholeUntil;
-    return until !== undefined && (fetched.batch.lastSeq || this.checkpoint) >= until;
-  }
-
-  /**
-   * Whether an event was appended without a partition token since the follow began (an
-   * engine without STEERLINE_SUBJECT_PARTITIONS): its own subjects do not have it, so it
-   * follows again, reading the whole log from the checkpoint past it — also when the event
-   * is another partition's, so that its checkpoint covers it (coveredThrough). One of its
-   * own written behind the checkpoint is past: it is reported, and only a rebuild projects it.
-   */
-  private async unpartitionedAppeared(jsm: JetStreamManager): Promise<boolean> {
-    if (Date.now() < this.nextWatch) return false;
-    this.nextWatch = Date.now() + UNPARTITIONED_WATCH_MS;
-    const { s } = this.host;
-    const found = await jsm.streams.getMessage(s.stream, { seq: this.watchedTo + 1, next_by_subj: s.unpartitionedEvents } as MsgRequest);
-    if (!found) return false;
-    this.watchedTo = found.seq;
-    if (found.seq > this.checkpoint) {
-      this.logger.warn({ msg: 'an event without a partition token was appended; reading the whole log from the checkpoint', seq: found.seq, subject: found.subject });
-      return true;
-    }
-    if (partitionOf(found.subject, this.count) !== this.index) return false;
-    this.logger.error({
-      msg: 'an event without a partition token was appended behind the checkpoint and is not projected: give every engine STEERLINE_SUBJECT_PARTITIONS, then run `npm run rebuild`',
-      seq: found.seq,
-      subject: found.subject,
-      checkpoint: this.checkpoint,
-    });
-    return false;
   }
 
   /**

@@ -15,6 +15,7 @@ import { TableDeadLetters, type DeadLetters } from './dead-letters';
 import { PartitionLocks } from './partition-locks';
 import { describe, PartitionLoop, type PartitionHost } from './partition-loop';
 import { coveredThrough } from './coverage';
+import { NextOnSubject } from './next-on-subject';
 import { balance, fairShare, filteredLayout, partitionName, partitionNames } from './partitions';
 import { CheckpointWaiters } from './waiters';
 import { PersistenceMetrics } from '../observability/persistence-metrics';
@@ -63,6 +64,8 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   private layout = 0;
   private polling?: Promise<void>;
   private standingBy = false;
+  /** What coveredThrough asked the stream, so that it asks only about what came since. */
+  private readonly coverage: NextOnSubject;
 
   constructor(
     @Inject(PERSISTENCE_CONFIG) private readonly config: PersistenceConfig,
@@ -71,6 +74,7 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
     private readonly metrics: PersistenceMetrics,
   ) {
     this.s = subjects(config.prefix, { subjectPartitions: config.subjectPartitions });
+    this.coverage = new NextOnSubject(() => this.manager(), this.s.stream);
     this.locks = new PartitionLocks(config.databaseUrl, this.s.projectorConsumer, {
       channel: GENERATION_CHANNEL,
       onNotify: () => this.loops.forEach((l) => l.followSwitch()),
@@ -241,8 +245,8 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   private async globalCheckpoint(): Promise<number> {
     const { checkpoints } = await activeCheckpoints(this.dataSource, (g) => partitionNames(this.s.projectorConsumer, g.partitions));
     if (!filteredLayout(this.s, checkpoints.length)) return Math.min(...checkpoints);
-    const jsm = await this.manager();
-    return coveredThrough(jsm, this.s, checkpoints, (await jsm.streams.info(this.s.stream)).state.last_seq);
+    const lastSeq = (await (await this.manager()).streams.info(this.s.stream)).state.last_seq;
+    return coveredThrough(this.coverage, this.s, checkpoints, lastSeq);
   }
 
   private async manager(): Promise<JetStreamManager> {

@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { ConversationQuery, ConversationsQuery, ENVELOPE_ROOM_BYTES, SteerQuery, SteerlineError, TurnQuery, parseBody, subjects } from '@steerline/contracts';
+import { ConversationQuery, ConversationsQuery, ENVELOPE_ROOM_BYTES, SteerQuery, SteerlineError, TurnQuery, parseBody, subjects, type Subjects } from '@steerline/contracts';
 import { maxPayload, serve, type Handler } from '@steerline/runtime';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
 import { ConversationList } from './conversation-list';
 import { coveredThrough } from '../projector/coverage';
+import { NextOnSubject } from '../projector/next-on-subject';
 import { ReadQueries } from './read-queries';
 
 /** The `qry.health` answer. Null fields: that part did not answer. */
@@ -68,7 +69,7 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
     const lastSeq = jsm ? await jsm.streams.info(s.stream).then((info) => info.state.last_seq, () => null) : null;
     const lowest = stats && Math.min(...stats.checkpoints);
     // Partitions reading only their own subjects cover more than their checkpoints say (coveredThrough).
-    const checkpoint = stats && jsm && lastSeq !== null ? await coveredThrough(jsm, s, stats.checkpoints, lastSeq).catch(() => lowest) : lowest;
+    const checkpoint = stats && jsm && lastSeq !== null ? await coveredThrough(this.coverage(jsm, s), s, stats.checkpoints, lastSeq).catch(() => lowest) : lowest;
     return {
       database: stats !== null,
       generation: stats?.generation ?? null,
@@ -78,6 +79,14 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
       deadLetters: stats?.deadLetters ?? null,
       stalledConversations: stats?.stalledConversations ?? null,
     };
+  }
+
+  private covering?: NextOnSubject;
+
+  /** What coveredThrough asked the stream, kept between health queries so that each asks only about what came since. */
+  private coverage(jsm: JetStreamManager, s: Subjects): NextOnSubject {
+    this.covering ??= new NextOnSubject(async () => jsm, s.stream);
+    return this.covering;
   }
 
   private tracked(handler: Handler): Handler {
