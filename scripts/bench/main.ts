@@ -46,6 +46,8 @@ async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'gateway-idle') return gatewayIdleOnly({ natsUrl: NATS_URL, pgServer: PG_SERVER, machine: machine() });
   // BENCH_ONLY=interrupt: only an urgent steer's figures, on an engine of their own, in a block of their own.
   if (process.env.BENCH_ONLY === 'interrupt') return interruptOnly();
+  // BENCH_ONLY=partitions: only the partitioned projection's figures (4 partitions on the whole log and on their own subjects, against 1), in a block of their own.
+  if (process.env.BENCH_ONLY === 'partitions') return partitionsOnly();
   // BENCH_ONLY=accept: only the floors and steer accept, printed (docs/performance.md untouched).
   const acceptOnly = process.env.BENCH_ONLY === 'accept';
   // BENCH_ONLY=reads: only the big conversation reads, printed; BENCH_BASELINE_DIST=<another build's dist> reads from its gateway too, in alternation.
@@ -167,6 +169,16 @@ async function scaleOnly(): Promise<void> {
       ...(SLEEPING_TURNS.some(Boolean) ? await measureEngineScale({ natsUrl: NATS_URL, prefix, nc, sizes: SLEEPING_TURNS, waiting: 'sleep', log }) : []),
     ];
     console.log(renderReport(engineScaleRows(scale, await subscriptionBytes(nc, prefix)), machine()).table);
+  });
+}
+
+async function partitionsOnly(): Promise<void> {
+  return withBenchNats(async (_prefix, nc) => {
+    const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
+    const figures = await measurePartitions({ natsUrl: NATS_URL, pgServer: PG_SERVER, nc, log, rounds: Number(process.env.BENCH_ROUNDS ?? 3) });
+    const report = renderReport(partitionRows(figures), machine(), 'bench-partitions');
+    console.log(report.table);
+    if (process.env.BENCH_WRITE !== '0') await report.write(join(__dirname, '../../../docs/performance.md'));
   });
 }
 

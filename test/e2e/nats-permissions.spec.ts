@@ -119,6 +119,10 @@ describe('NATS with TLS and a user per role (deploy/nats/permissions.conf)', () 
     const whole = refusal(nc, 'Subscription', s.events);
     nc.subscribe(s.events);
     await whole;
+    // `stored.*.>` takes both subject forms of a conversation and a tenant's `<tenant>.>`, not the whole republished log.
+    const stored = refusal(nc, 'Subscription', s.stored);
+    nc.subscribe(s.stored);
+    await stored;
   });
 
   it('the gateway user cannot publish into the event subjects', async () => {

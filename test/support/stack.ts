@@ -59,6 +59,19 @@ export interface StackOptions {
 /** What a test's turn that names no model runs with: a script that answers "done" at once. */
 export const TEST_DEFAULT_MODEL = '{"provider":"scripted","script":[]}';
 
+/** `Stack.api` against the gateway at `url`. */
+export function apiAt(url: string): Stack['api'] {
+  return async (method, path, body, headers = {}) => {
+    const res = await fetch(`${url}/v1${path}`, {
+      method,
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+  };
+}
+
 /** The three services in this process on a fresh stream and database, over real NATS and PostgreSQL. */
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const prefix = uniquePrefix();
@@ -81,15 +94,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     gateway,
     persistence,
     model,
-    async api(method, path, body, headers = {}) {
-      const res = await fetch(`${url}/v1${path}`, {
-        method,
-        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
-    },
+    api: apiAt(url),
     async settled() {
       const info = await nats.jsm.streams.info(nats.s.stream);
       await persistence.projector.waitForSeq(info.state.last_seq, 10_000);

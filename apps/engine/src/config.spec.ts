@@ -12,6 +12,12 @@ describe('the engine configuration of the test-only parts and the default model'
     expect(loadEngineConfig({ STEERLINE_FAIL_TOOL: 'off', STEERLINE_BUILTIN_TOOLS: 'echo' }).builtinTools).toEqual(['echo']);
   });
 
+  it('writes event subjects without a partition token unless STEERLINE_SUBJECT_PARTITIONS says how many', () => {
+    expect(loadEngineConfig({}).subjectPartitions).toBe(1);
+    expect(loadEngineConfig({ STEERLINE_SUBJECT_PARTITIONS: '4' }).subjectPartitions).toBe(4);
+    expect(() => loadEngineConfig({ STEERLINE_SUBJECT_PARTITIONS: '65' })).toThrow(/STEERLINE_SUBJECT_PARTITIONS/);
+  });
+
   it('reads STEERLINE_DEFAULT_MODEL as a model spec, with the contract’s defaults filled in', () => {
     expect(loadEngineConfig({ STEERLINE_DEFAULT_MODEL: '{"provider":"scripted","script":[{"text":"hi"}]}' }).defaultModel).toEqual({ provider: 'scripted', name: 'scripted', script: [{ text: 'hi' }] });
     expect(loadEngineConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1', STEERLINE_DEFAULT_MODEL: '{"provider":"openai","name":"llama3.1"}' }).defaultModel).toEqual({ provider: 'openai', name: 'llama3.1' });

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { AgentRefSchema, DEFAULT_PREFIX, MAX_OUTPUT_BYTES_DEFAULT, ModelSpecSchema, RUNNER_LEASE_MS, uuidv7, type ModelSpec } from '@steerline/contracts';
+import { AgentRefSchema, DEFAULT_PREFIX, MAX_SUBJECT_PARTITIONS, MAX_OUTPUT_BYTES_DEFAULT, ModelSpecSchema, RUNNER_LEASE_MS, uuidv7, type ModelSpec } from '@steerline/contracts';
 import { METRICS_PORTS, metricsEnv, metricsListen, type MetricsListen } from '@steerline/runtime';
 import type { AnthropicConfig } from './models/anthropic/anthropic.model';
 import { offeredProviders, providerOff } from './models/model.registry';
@@ -28,6 +28,8 @@ const EngineEnv = z.object({
   /** What a turn that names no model or agent runs: a model (JSON) or an agent (`reviewer`, `reviewer@3`); unset: such a turn is refused. */
   STEERLINE_DEFAULT_MODEL: optional(z.string()),
   STEERLINE_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** How many partition tokens the event subjects this engine writes carry (docs/design.md §15, "Partitioned projection"); 1: none. */
+  STEERLINE_SUBJECT_PARTITIONS: z.coerce.number().int().min(1).max(MAX_SUBJECT_PARTITIONS).default(1),
   /** How long an engine's lease on its turns lasts without a heartbeat; its turns are settled after. */
   STEERLINE_ENGINE_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(5000),
   /** How many times a turn may move to another engine (crash or graceful stop) before it fails `engine_lost`. */
@@ -73,6 +75,8 @@ export interface EngineConfig {
   /** The agent a turn that names neither model nor agent runs (STEERLINE_DEFAULT_MODEL as `reviewer` or `reviewer@3`), in the turn's tenant. */
   defaultAgent?: string;
   streamReplicas: number;
+  /** STEERLINE_SUBJECT_PARTITIONS; absent: 1 (subjects without a partition token). */
+  subjectPartitions?: number;
   leaseMs: number;
   resumeLimit: number;
   /** An external turn's runner lease (STEERLINE_RUNNER_LEASE_MS); absent: the default. */
@@ -119,6 +123,7 @@ export function loadEngineConfig(env: NodeJS.ProcessEnv): EngineConfig {
     builtinTools: builtinTools(e.STEERLINE_BUILTIN_TOOLS, e.STEERLINE_FAIL_TOOL, fail),
     scriptedModel: e.STEERLINE_SCRIPTED_MODEL,
     streamReplicas: e.STEERLINE_STREAM_REPLICAS,
+    subjectPartitions: e.STEERLINE_SUBJECT_PARTITIONS,
     leaseMs: e.STEERLINE_ENGINE_LEASE_MS,
     resumeLimit: e.STEERLINE_RESUME_LIMIT,
     runnerLeaseMs: e.STEERLINE_RUNNER_LEASE_MS,

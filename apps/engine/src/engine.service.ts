@@ -46,7 +46,7 @@ export class EngineService implements OnApplicationShutdown {
   }
 
   async start(): Promise<void> {
-    const s = subjects(this.config.prefix);
+    const s = subjects(this.config.prefix, { subjectPartitions: this.config.subjectPartitions });
     const nc = (this.nc = await connectNats(this.config.natsUrl, `steerline-engine-${this.config.engineId}`));
     const jsm = await jetstreamManager(nc);
     await ensureStream(jsm, s, this.config.streamReplicas);

@@ -24,7 +24,7 @@ export class AppModule {
       module: AppModule,
       global: true,
       imports: [
-        NatsModule.forRoot(nc, subjects(config.prefix)),
+        NatsModule.forRoot(nc, subjects(config.prefix, { subjectPartitions: config.subjectPartitions })),
         ObservabilityModule.forRoot(metrics),
         AuthModule.forRoot(config.apiKeys, config.rateLimit, config.apiKeysFile),
         HealthModule,

@@ -30,6 +30,12 @@ describe('gateway configuration', () => {
     expect(loadGatewayConfig({ STEERLINE_RATE_LIMIT: '0' }).rateLimit).toBeUndefined();
   });
 
+  it('reads the engines’ subject partitions, to find a conversation’s newer events', () => {
+    expect(loadGatewayConfig({ STEERLINE_SUBJECT_PARTITIONS: '4' }).subjectPartitions).toBe(4);
+    expect(loadGatewayConfig({ STEERLINE_SUBJECT_PARTITIONS: '1' }).subjectPartitions).toBeUndefined();
+    expect(() => loadGatewayConfig({ STEERLINE_SUBJECT_PARTITIONS: '65' })).toThrow(/STEERLINE_SUBJECT_PARTITIONS/);
+  });
+
   it('maps each API key to its tenant', () => {
     const { apiKeys } = loadGatewayConfig({ STEERLINE_API_KEYS: 'k1:acme, k:with:colons:globex' });
     expect(apiKeys).toEqual(new Map([['k1', 'acme'], ['k:with:colons', 'globex']]));

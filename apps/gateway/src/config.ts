@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_PREFIX, subjects } from '@steerline/contracts';
+import { DEFAULT_PREFIX, MAX_SUBJECT_PARTITIONS, subjects } from '@steerline/contracts';
 import { parseApiKeys } from './auth/api-keys';
 import { readApiKeyFile } from './auth/api-keys-file';
 import { defaultConsoleDir } from './console/console-assets';
@@ -28,6 +28,8 @@ export interface GatewayConfig {
   sseBufferBytes: number;
   /** Replicas of the KV buckets this gateway makes (the agents'; STEERLINE_STREAM_REPLICAS). */
   streamReplicas: number;
+  /** The engines' STEERLINE_SUBJECT_PARTITIONS: which subject a conversation's newer events are on (docs/design.md §15); absent: 1. */
+  subjectPartitions?: number;
 }
 
 export interface RateLimit {
@@ -78,6 +80,7 @@ const EnvSchema = z.object({
   STEERLINE_RATE_BURST: number('a positive number of requests', '', (n) => n >= 1),
   STEERLINE_RATE_LIMIT_TIMEOUT_MS: number('an integer from 10 to 10000', '250', (n) => Number.isInteger(n) && n >= 10 && n <= 10_000),
   STEERLINE_STREAM_REPLICAS: number('an integer from 1 to 5', '1', (n) => Number.isInteger(n) && n >= 1 && n <= 5),
+  STEERLINE_SUBJECT_PARTITIONS: number(`an integer from 1 to ${MAX_SUBJECT_PARTITIONS}`, '1', (n) => Number.isInteger(n) && n >= 1 && n <= MAX_SUBJECT_PARTITIONS),
   STEERLINE_CONSOLE_DIR: z.string().trim().min(1, 'must not be empty').optional(),
   STEERLINE_SSE_HEARTBEAT_MS: number('an integer from 100 to 300000', '15000', (n) => Number.isInteger(n) && n >= 100 && n <= 300_000),
   STEERLINE_SSE_MAX_STREAMS: number('a positive integer', '20000', (n) => Number.isInteger(n) && n >= 1),
@@ -142,5 +145,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv | Record<string, string
     sseMaxStreamsPerKey: e.STEERLINE_SSE_MAX_STREAMS_PER_KEY ?? 1_000,
     sseBufferBytes: e.STEERLINE_SSE_BUFFER_BYTES ?? 262_144,
     streamReplicas: e.STEERLINE_STREAM_REPLICAS ?? 1,
+    ...(e.STEERLINE_SUBJECT_PARTITIONS !== undefined && e.STEERLINE_SUBJECT_PARTITIONS > 1 && { subjectPartitions: e.STEERLINE_SUBJECT_PARTITIONS }),
   };
 }

@@ -8,6 +8,7 @@ describe('persistence configuration', () => {
       prefix: 'steerline',
       streamReplicas: 1,
       partitions: 1,
+      subjectPartitions: 1,
       metrics: { host: '127.0.0.1', port: 9102 },
     });
   });
@@ -15,6 +16,11 @@ describe('persistence configuration', () => {
   it('reads the partitions a new read-model generation is projected in', () => {
     expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '8' }).partitions).toBe(8);
     expect(loadPersistenceConfig({ STEERLINE_PARTITIONS: '' }).partitions).toBe(1);
+  });
+
+  it('reads the subject partitions the engines write, as the engine does', () => {
+    expect(loadPersistenceConfig({ STEERLINE_SUBJECT_PARTITIONS: '4' }).subjectPartitions).toBe(4);
+    expect(loadPersistenceConfig({ STEERLINE_SUBJECT_PARTITIONS: '' }).subjectPartitions).toBe(1);
   });
 
   it('serves /metrics on METRICS_PORT (0: a free port), or nowhere with off', () => {
@@ -37,6 +43,7 @@ describe('persistence configuration', () => {
     ['STEERLINE_PREFIX', { STEERLINE_PREFIX: 'a.b' }],
     ['STEERLINE_PARTITIONS', { STEERLINE_PARTITIONS: '0' }],
     ['STEERLINE_PARTITIONS', { STEERLINE_PARTITIONS: '65' }],
+    ['STEERLINE_SUBJECT_PARTITIONS', { STEERLINE_SUBJECT_PARTITIONS: '65' }],
   ])('refuses a bad %s, naming it', (name, env) => {
     expect(() => loadPersistenceConfig(env)).toThrow(new RegExp(`invalid persistence configuration: .*${name}`));
   });

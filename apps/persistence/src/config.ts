@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_PREFIX } from '@steerline/contracts';
+import { DEFAULT_PREFIX, MAX_SUBJECT_PARTITIONS } from '@steerline/contracts';
 import { METRICS_PORTS, metricsEnv, metricsListen, type MetricsListen } from '@steerline/runtime';
 
 /** Injection token for the validated configuration. */
@@ -18,6 +18,13 @@ export interface PersistenceConfig {
    * was created with; `npm run rebuild` builds one with this count.
    */
   partitions: number;
+  /**
+   * How many partition tokens the engines write into event subjects
+   * (STEERLINE_SUBJECT_PARTITIONS, the same value as the engines'). A generation
+   * whose `partitions` equals it reads only its own subjects, one filter each.
+   * Absent: 1.
+   */
+  subjectPartitions?: number;
   /**
    * A fault to inject, for fault tests only. `exit_after_commit`: the projector
    * kills its own process (SIGKILL) right after its first batch commits and
@@ -61,6 +68,7 @@ const EnvSchema = z.object({
   ),
   STEERLINE_STREAM_REPLICAS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(5).default(1)),
   STEERLINE_PARTITIONS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(64).default(DEFAULT_PARTITIONS)),
+  STEERLINE_SUBJECT_PARTITIONS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(MAX_SUBJECT_PARTITIONS).default(1)),
   STEERLINE_FAULT: z.preprocess(unsetIfEmpty, z.enum(['exit_after_commit']).optional()),
   ...metricsEnv(METRICS_PORTS.persistence),
 });
@@ -72,7 +80,7 @@ export function loadPersistenceConfig(env: Record<string, string | undefined> = 
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`invalid persistence configuration: ${problems}`);
   }
-  const { NATS_URL, DATABASE_URL, STEERLINE_PREFIX, STEERLINE_STREAM_REPLICAS, STEERLINE_PARTITIONS, STEERLINE_FAULT } = parsed.data;
+  const { NATS_URL, DATABASE_URL, STEERLINE_PREFIX, STEERLINE_STREAM_REPLICAS, STEERLINE_PARTITIONS, STEERLINE_SUBJECT_PARTITIONS, STEERLINE_FAULT } = parsed.data;
   const metrics = metricsListen(parsed.data);
   return {
     natsUrl: NATS_URL,
@@ -80,6 +88,7 @@ export function loadPersistenceConfig(env: Record<string, string | undefined> = 
     prefix: STEERLINE_PREFIX,
     streamReplicas: STEERLINE_STREAM_REPLICAS,
     partitions: STEERLINE_PARTITIONS,
+    subjectPartitions: STEERLINE_SUBJECT_PARTITIONS,
     ...(STEERLINE_FAULT && { fault: STEERLINE_FAULT }),
     ...(metrics && { metrics }),
   };

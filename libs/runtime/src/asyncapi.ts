@@ -214,7 +214,9 @@ export function asyncApiDocument(): Record<string, unknown> {
       title: 'The events of one conversation (the aggregate)',
       description:
         'Every fact, appended by the engine to the JetStream stream. One subject per conversation, so appends are guarded with ' +
-        'Nats-Expected-Last-Subject-Sequence. Envelope: {id, type, version, tenantId, conversationId, turnId, seq, at, data}. ' +
+        'Nats-Expected-Last-Subject-Sequence. With STEERLINE_SUBJECT_PARTITIONS=n > 1 the engine appends to the same address plus a ' +
+        'partition token, `.{p}` with p = fnv1a32(conversationId) mod n; events written before stay where they are, so readers accept ' +
+        'both forms. Envelope: {id, type, version, tenantId, conversationId, turnId, seq, at, data}. ' +
         'Readers tolerate unknown fields and upcast older versions (the consumer kit does both).',
       parameters: channelParameters(eventsAddress),
       messages: Object.fromEntries(EVENT_TYPES.map((t) => [t, ref(`components/messages/${t}`)])),
@@ -226,7 +228,8 @@ export function asyncApiDocument(): Record<string, unknown> {
       title: 'The events of one conversation, republished once stored',
       description:
         'The stream republishes every stored event here (its republish rule) with headers Nats-Sequence (its stream sequence) and ' +
-        'Nats-Last-Sequence (the previous sequence on the same conversation subject). Gateways follow a conversation here; a publish ' +
+        'Nats-Last-Sequence (the previous sequence on the same conversation subject); an event appended with a partition token comes ' +
+        'on this address plus `.{p}`. Gateways follow a conversation here (both forms); a publish ' +
         'the stream refused never appears.',
       parameters: channelParameters(storedAddress),
       messages: Object.fromEntries(EVENT_TYPES.map((t) => [t, ref(`components/messages/${t}`)])),

@@ -23,10 +23,14 @@ export interface AuditLogOptions {
  * With `requireSettled`, a turn still running counts as a violation.
  */
 export async function auditLog(js: JetStreamClient, jsm: JetStreamManager, s: Subjects, opts: AuditLogOptions = {}): Promise<AuditReport> {
-  const subject = opts.conversationId ? s.conversationEvents(opts.tenantId ?? 'default', opts.conversationId) : s.events;
+  // A conversation's events are on its unpartitioned subject, then (once the engines write partition
+  // tokens) on a partitioned one: read in that order, they are in stream order. A walk anyway, so any token.
+  const subjects = opts.conversationId ? s.conversationEventForms(opts.tenantId ?? 'default', opts.conversationId) : [s.events];
   const checker = new InvariantChecker({ requireSettled: opts.requireSettled });
-  // A deep read-ahead: the checker is fast, so the fetches are what an audit waits on.
-  for await (const e of streamSubject(js, jsm, s.stream, subject, { bufferMessages: 4_096, onMessage: opts.onProgress })) checker.add(e);
+  for (const subject of subjects) {
+    // A deep read-ahead: the checker is fast, so the fetches are what an audit waits on.
+    for await (const e of streamSubject(js, jsm, s.stream, subject, { bufferMessages: 4_096, onMessage: opts.onProgress })) checker.add(e);
+  }
   const violations = checker.finish();
   return { events: checker.events, turns: checker.turns, steers: checker.steers, violations };
 }

@@ -9,6 +9,7 @@ import {
   StorageType,
   type JetStreamClient,
   type JetStreamManager,
+  type StoredMsg,
   type StreamConfig,
 } from '@nats-io/jetstream';
 import {
@@ -19,6 +20,7 @@ import {
   okReply,
   type Reply,
   SteerlineError,
+  type ConversationLog,
   type SteerlineEvent,
   type Subjects,
   unwrapReply,
@@ -307,7 +309,7 @@ export async function readConversation(jsm: JetStreamManager, stream: string, su
       continue;
     }
     const decoded = decodeEvent(msg.data);
-    if (decoded.ok) events.push({ streamSeq: msg.seq, subject, event: decoded.event });
+    if (decoded.ok) events.push({ streamSeq: msg.seq, subject: msg.subject, event: decoded.event });
     seq = msg.seq + 1;
   }
   return { events, lastSeq: last.seq };
@@ -327,20 +329,64 @@ async function readByConsumer(jsm: JetStreamManager, stream: string, subject: st
   }
 }
 
+/**
+ * Reads a conversation wherever its events are: on each subject of `at.read`
+ * (both subject forms, Subjects.conversationLog), merged in stream order. `lastSeq`
+ * is the last sequence on `at.write`, counting undecodable messages: what the next
+ * append there is fenced by (0 when the conversation has no event there yet, e.g.
+ * its history is all on the unpartitioned subject). Undefined when it has no event
+ * at all. A conversation whose only event is ConversationCreated needs one get per subject, at once.
+ */
+export async function readConversationAt(
+  jsm: JetStreamManager,
+  stream: string,
+  at: ConversationLog,
+): Promise<{ events: StoredEvent[]; lastSeq: number } | undefined> {
+  const separate = !at.read.includes(at.write);
+  const [writeLast, ...lasts] = await Promise.all([separate ? lastMessage(jsm, stream, at.write) : undefined, ...at.read.map((subject) => lastMessage(jsm, stream, subject))]);
+  const lastSeq = (separate ? writeLast : lasts[at.read.indexOf(at.write)])?.seq ?? 0;
+  const present = at.read.filter((_, i) => lasts[i] !== undefined);
+  if (present.length === 0) return undefined;
+  const only = present.length === 1 ? lasts.find((l) => l !== undefined) : undefined;
+  if (only?.event?.type === 'ConversationCreated') return { events: [{ streamSeq: only.seq, subject: only.subject, event: only.event }], lastSeq };
+  const reads = await Promise.all(present.map((subject) => readConversation(jsm, stream, subject)));
+  const events = reads.length === 1 ? reads[0].events : reads.flatMap((r) => r.events).sort((a, b) => a.streamSeq - b.streamSeq);
+  return { events, lastSeq };
+}
+
+/** The latest of the last messages on `subjects` (a conversation's subject forms), undefined when none has any. */
+export async function lastMessageOf(jsm: JetStreamManager, stream: string, subjects: readonly string[]): Promise<{ seq: number; subject: string; event?: SteerlineEvent } | undefined> {
+  const lasts = await Promise.all(subjects.map((subject) => lastMessage(jsm, stream, subject)));
+  return lasts.reduce((latest, l) => (l && (!latest || l.seq > latest.seq) ? l : latest), undefined);
+}
+
+/** The first message at or after `seq` on any of `subjects`, null when there is none: one direct get each, at once. */
+export async function nextMessageOf(jsm: JetStreamManager, stream: string, subjects: readonly string[], seq: number): Promise<StoredMsg | null> {
+  const found = await Promise.all(
+    subjects.map((subject) =>
+      jsm.direct.getMessage(stream, { seq, next_by_subj: subject }).catch((err: unknown) => {
+        if (isNoMessage(err)) return null;
+        throw err;
+      }),
+    ),
+  );
+  return found.reduce<StoredMsg | null>((first, m) => (m && (!first || m.seq < first.seq) ? m : first), null);
+}
+
 /** The stream sequence of the last message on a subject, 0 when there is none. */
 export async function lastMessageSeq(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
   return (await lastMessage(jsm, stream, subject))?.seq ?? 0;
 }
 
 /** The last message on a subject, with its event when it decodes; undefined when there is none. */
-export async function lastMessage(jsm: JetStreamManager, stream: string, subject: string): Promise<{ seq: number; event?: SteerlineEvent } | undefined> {
+export async function lastMessage(jsm: JetStreamManager, stream: string, subject: string): Promise<{ seq: number; subject: string; event?: SteerlineEvent } | undefined> {
   const msg = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch((err: unknown) => {
     if (isNoMessage(err)) return null;
     throw err;
   });
   if (!msg) return undefined;
   const decoded = decodeEvent(msg.data);
-  return { seq: msg.seq, event: decoded.ok ? decoded.event : undefined };
+  return { seq: msg.seq, subject: msg.subject, event: decoded.ok ? decoded.event : undefined };
 }
 
 export function jetStreamErrorCode(err: unknown): number | undefined {

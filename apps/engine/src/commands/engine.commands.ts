@@ -11,7 +11,7 @@ import {
   type SteerlineEventOf,
   type Subjects,
 } from '@steerline/contracts';
-import { request, serve } from '@steerline/runtime';
+import { jetstreamManager, lastMessageOf, request, serve } from '@steerline/runtime';
 import { Logger } from '@nestjs/common';
 import { StaleWriterError, type EventLog } from '../log/event-log';
 import type { TurnRegistry } from '../turn/turn.registry';
@@ -29,7 +29,7 @@ export const onError = (err: unknown, context: { subject: string }) =>
 export function serveEngineCommands(nc: NatsConnection, s: Subjects, log: EventLog, turns: TurnRegistry, withModel: StartModel, streamReplicas = 1, defaultAgent?: string): Subscription[] {
   const agents = new AgentResolution(nc, s, streamReplicas, defaultAgent);
   return [
-    serve(nc, s.createConversation, (body) => createConversation(parseBody(CreateConversationCommand, body), s, log), { queue: s.engineQueue, onError }),
+    serve(nc, s.createConversation, (body) => createConversation(parseBody(CreateConversationCommand, body), s, log, nc), { queue: s.engineQueue, onError }),
     serve(nc, s.startTurn, async (body) => startOrQueue(nc, s, turns, withModel(await agents.resolve(parseBody(StartTurnCommand, body)))), { queue: s.engineQueue, onError }),
   ];
 }
@@ -75,8 +75,16 @@ export function subscribeQueuedTurn(nc: NatsConnection, s: Subjects, turn: { tur
   );
 }
 
-async function createConversation(command: CreateConversationCommand, s: Subjects, log: EventLog): Promise<{ id: string }> {
+async function createConversation(command: CreateConversationCommand, s: Subjects, log: EventLog, nc: NatsConnection): Promise<{ id: string }> {
   const id = command.conversationId ?? uuidv7();
+  // With subject partitions, an id of a conversation from before them has its events on the
+  // unpartitioned subject, which the fence below does not see: asked first (not atomic with it).
+  if (command.conversationId && s.subjectPartitions > 1) {
+    const existing = await lastMessageOf(await jetstreamManager(nc), s.stream, s.conversationLog(command.tenantId, id).read).catch((err: unknown) => {
+      throw new SteerlineError('unavailable', (err as Error).message);
+    });
+    if (existing) throw new SteerlineError('invalid_request', `conversation ${id} already exists`);
+  }
   const event: SteerlineEventOf<'ConversationCreated'> = {
     id: uuidv7(),
     type: 'ConversationCreated',

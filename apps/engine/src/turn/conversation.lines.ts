@@ -1,7 +1,7 @@
 import type { Subscription } from '@nats-io/transport-node';
 import type { JetStreamManager } from '@nats-io/jetstream';
-import { messagesOf, uuidv7, type ChatMessage, type TurnEvent } from '@steerline/contracts';
-import { lastMessage, readConversation, type StoredEvent } from '@steerline/runtime';
+import { messagesOf, uuidv7, type ChatMessage, type ConversationLog, type TurnEvent } from '@steerline/contracts';
+import { readConversationAt, type StoredEvent } from '@steerline/runtime';
 import { ConversationWriter } from '../log/conversation-writer';
 import type { EventLog } from '../log/event-log';
 import type { ConversationCommand } from '../conversation/conversation.commands';
@@ -40,17 +40,16 @@ export class ConversationLine {
   }
 
   /**
-   * Reads the conversation from its subject: its events so far and the
-   * subject's last sequence (counting messages that do not decode: the next
-   * append must name the true last one). Undefined when it does not exist. A
-   * conversation's first turn (its last event is ConversationCreated) needs one get.
+   * Reads the conversation from its subjects (both forms: history written before
+   * subject partitions stays on the unpartitioned one): its events so far, and
+   * the last sequence of the subject it is appended to now (counting messages
+   * that do not decode: the next append must name the true last one). Undefined
+   * when it does not exist. A conversation's first turn (its last event is
+   * ConversationCreated) needs one get per subject.
    */
-  static async read(jsm: JetStreamManager, stream: string, log: EventLog, subject: string): Promise<ConversationLine | undefined> {
-    const last = await lastMessage(jsm, stream, subject);
-    if (!last) return undefined;
-    if (last.event?.type === 'ConversationCreated') return new ConversationLine(log, subject, last.seq, [{ streamSeq: last.seq, subject, event: last.event }]);
-    const { events, lastSeq } = await readConversation(jsm, stream, subject);
-    return new ConversationLine(log, subject, lastSeq, events);
+  static async read(jsm: JetStreamManager, stream: string, log: EventLog, at: ConversationLog): Promise<ConversationLine | undefined> {
+    const found = await readConversationAt(jsm, stream, at);
+    return found && new ConversationLine(log, at.write, found.lastSeq, found.events);
   }
 
   get conversationId(): string | undefined {

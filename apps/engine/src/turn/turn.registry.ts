@@ -298,7 +298,7 @@ export class TurnRegistry {
 
   private load(tenantId: string, conversationId: string): Promise<ConversationLine | undefined> {
     const { jsm, subjects, log } = this.deps;
-    return ConversationLine.read(jsm, subjects.stream, log, subjects.conversationEvents(tenantId, conversationId));
+    return ConversationLine.read(jsm, subjects.stream, log, subjects.conversationLog(tenantId, conversationId));
   }
 
   private runningHere(line: ConversationLine): boolean {

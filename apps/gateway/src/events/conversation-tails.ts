@@ -55,7 +55,8 @@ interface Tail {
   reads: Map<number, Promise<LoggedFrame | null>>;
   /** Pending re-reads after a doorbell (older streams only). */
   rechecks: NodeJS.Timeout[];
-  stored?: Subscription;
+  /** Its stored events' subscriptions, one per subject form (conversationEventSubjects): where its events are appended now may be either. */
+  stored: Subscription[];
   /** Only while a watcher is here: listeners need no live output. */
   live?: Subscription;
   /** The highest stream sequence handed to the members. */
@@ -67,8 +68,9 @@ interface Tail {
 /**
  * The gateway's interest in the conversations its clients watch or wait on: per
  * conversation, while at least one client watches it or waits for a steer's
- * receipt in it, ONE core subscription to its republished stored events
- * (`<prefix>.stored.<tenant>.<conversation>`, carrying stream sequences), and
+ * receipt in it, one core subscription to its republished stored events
+ * (`<prefix>.stored.<tenant>.<conversation>`, carrying stream sequences; with
+ * subject partitions a second one, the same with its partition token), and
  * while someone watches, one to its live messages. Reference-counted: the
  * first watcher or waiter subscribes, the last one to leave unsubscribes. No
  * JetStream consumer is held, and events of conversations nobody here
@@ -136,15 +138,15 @@ export class ConversationTails implements OnModuleDestroy {
     const key = `${tenantId}.${conversationId}`;
     const existing = this.tails.get(key);
     if (existing) return existing;
-    const created: Tail = { members: new Set(), listeners: new Map(), rechecks: [], reads: new Map(), latest: 0, ready: Promise.resolve() };
+    const created: Tail = { members: new Set(), listeners: new Map(), rechecks: [], reads: new Map(), latest: 0, ready: Promise.resolve(), stored: [] };
     const onStored = (msg: Msg) => {
       for (const heard of [...created.listeners.keys()]) heard(msg);
       if (created.members.size === 0) return;
       if (republished) fanOutStored(created, msg);
       else ring(created);
     };
-    const subject = republished ? this.s.conversationStored(tenantId, conversationId) : this.s.conversationEvents(tenantId, conversationId);
-    created.stored = this.nc.subscribe(subject, { callback: (err, msg) => (err ? this.failed(err) : onStored(msg)) });
+    const forms = republished ? this.s.conversationStoredSubjects(tenantId, conversationId) : this.s.conversationEventSubjects(tenantId, conversationId);
+    created.stored = forms.map((subject) => this.nc.subscribe(subject, { callback: (err, msg) => (err ? this.failed(err) : onStored(msg)) }));
     created.ready = this.nc.flush();
     this.tails.set(key, created);
     return created;
@@ -237,7 +239,7 @@ export function release<K>(counts: Map<K, number>, key: K): boolean {
 }
 
 function stop(tail: Tail): void {
-  tail.stored?.unsubscribe();
+  for (const sub of tail.stored) sub.unsubscribe();
   tail.live?.unsubscribe();
   for (const timer of tail.rechecks) clearTimeout(timer);
 }
@@ -269,8 +271,12 @@ export function frameOf(m: StoredMsg): string {
 function fanOutStored(tail: Tail, msg: Msg): void {
   const members = tail.members;
   const seq = Number(msg.headers?.get(RepublishHeaders.Sequence));
-  const last = Number(msg.headers?.get(RepublishHeaders.LastSequence) || 0);
-  if (!Number.isSafeInteger(seq) || seq <= 0 || !Number.isSafeInteger(last)) return;
+  const previous = Number(msg.headers?.get(RepublishHeaders.LastSequence) || 0);
+  if (!Number.isSafeInteger(seq) || seq <= 0 || !Number.isSafeInteger(previous)) return;
+  // The previous sequence is the subject's. The first event on a partitioned subject may follow the
+  // conversation's history on the unpartitioned one: unknown, so read (seq - 1 sends watchers to the log).
+  const partitioned = msg.subject.split('.').length === 5;
+  const last = previous === 0 && partitioned ? seq - 1 : previous;
   const type = msg.headers?.get(EVENT_TYPE_HEADER, Match.IgnoreCase) || typeOf(msg.data);
   // The stored bytes are the event: sent as they are, never re-encoded.
   const stored = { seq, last, frame: sseEvent(seq, type, msg.string()) };

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, JetStreamApiCodes, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import { isTerminalTurnEvent, SteerlineError, type Subjects } from '@steerline/contracts';
-import { jetStreamErrorCode, lastMessage, lastMessageSeq, republishesStored } from '@steerline/runtime';
+import { jetStreamErrorCode, lastMessageOf, nextMessageOf, republishesStored } from '@steerline/runtime';
 import { NATS_CONNECTION, SUBJECTS } from './nats.tokens';
 
 /** Reads of the event log itself (not the read models, which lag it). */
@@ -18,12 +18,12 @@ export class EventLogClient {
 
   /**
    * The stream sequence of the conversation's last event, 0 when it has none.
-   * The subject carries the tenant, so another tenant's conversation has no
-   * event here and reads exactly like one that does not exist.
+   * Its subjects carry the tenant, so another tenant's conversation has no event
+   * there and reads exactly like one that does not exist.
    */
   async lastSeq(tenantId: string, conversationId: string): Promise<number> {
     try {
-      return await lastMessageSeq(await this.manager(), this.s.stream, this.s.conversationEvents(tenantId, conversationId));
+      return (await lastMessageOf(await this.manager(), this.s.stream, this.s.conversationEventSubjects(tenantId, conversationId)))?.seq ?? 0;
     } catch (err) {
       // No stream yet means no conversation yet.
       if (jetStreamErrorCode(err) === JetStreamApiCodes.StreamNotFound) return 0;
@@ -33,13 +33,13 @@ export class EventLogClient {
 
   /**
    * Whether the log agrees that the turn has not ended, from the conversation's
-   * last event (one direct get). One turn runs at a time, so the last event is
+   * last event (one get per subject it has, at once: one without subject partitions). One turn runs at a time, so the last event is
    * the running turn's own, or one of a turn queued behind it (its TurnQueued,
    * or its cancel before it started). A queued turn has not ended unless its own
    * end is last.
    */
   async turnOpen(tenantId: string, conversationId: string, turnId: string, as: 'running' | 'queued'): Promise<boolean> {
-    const last = (await lastMessage(await this.manager(), this.s.stream, this.s.conversationEvents(tenantId, conversationId)).catch(() => undefined))?.event;
+    const last = (await lastMessageOf(await this.manager(), this.s.stream, this.s.conversationEventSubjects(tenantId, conversationId)).catch(() => undefined))?.event;
     if (!last) return false;
     if (last.turnId === turnId) return !isTerminalTurnEvent(last);
     if (as === 'queued') return true;
@@ -48,12 +48,13 @@ export class EventLogClient {
 
   /**
    * The conversation's first event at or after stream sequence `fromSeq`, or
-   * null when it has none yet: one direct get, answered by any replica, no
-   * consumer. Event streams replay with it.
+   * null when it has none yet: one direct get per subject it has (at once; one
+   * without subject partitions), answered by any replica, no consumer. Event
+   * streams replay with it.
    */
   async next(tenantId: string, conversationId: string, fromSeq: number): Promise<StoredMsg | null> {
     try {
-      return await (await this.manager()).direct.getMessage(this.s.stream, { seq: fromSeq, next_by_subj: this.s.conversationEvents(tenantId, conversationId) });
+      return await nextMessageOf(await this.manager(), this.s.stream, this.s.conversationEventSubjects(tenantId, conversationId), fromSeq);
     } catch (err) {
       throw new SteerlineError('unavailable', `the event log does not answer: ${(err as Error).message}`);
     }

@@ -5,12 +5,13 @@ const NANOS_PER_MS = 1_000_000;
 
 /**
  * A partition's durable pull consumer (`name`: see partitionName), starting right
- * after `checkpoint`. Every partition reads every event: it keeps its own.
+ * after `checkpoint`, on `filter`: the whole log (`s.events`: the partition keeps
+ * its own events), or its own subjects (`s.partitionEvents(i)`, a filtered layout).
  */
-export function projectorConsumerConfig(s: Subjects, name: string, checkpoint: number): Partial<ConsumerConfig> & { durable_name: string } {
+export function projectorConsumerConfig(s: Subjects, name: string, checkpoint: number, filter: string = s.events): Partial<ConsumerConfig> & { durable_name: string } {
   return {
     durable_name: name,
-    filter_subject: s.events,
+    filter_subject: filter,
     // Batches are applied in order, so acking a batch's last message acks it all.
     ack_policy: AckPolicy.All,
     ack_wait: 60_000 * NANOS_PER_MS,
@@ -30,18 +31,18 @@ export function projectorConsumerConfig(s: Subjects, name: string, checkpoint: n
  * to be rebuilt from the log. A consumer behind the checkpoint is kept: what it
  * redelivers is skipped by sequence.
  */
-export async function alignConsumer(jsm: JetStreamManager, s: Subjects, name: string, checkpoint: number): Promise<ConsumerInfo> {
+export async function alignConsumer(jsm: JetStreamManager, s: Subjects, name: string, checkpoint: number, filter: string = s.events): Promise<ConsumerInfo> {
   const existing = await jsm.consumers.info(s.stream, name).catch((err: unknown) => {
     if (isNotFound(err)) return undefined;
     throw err;
   });
-  if (existing && existing.delivered.stream_seq <= checkpoint && matches(existing, s)) return existing;
+  if (existing && existing.delivered.stream_seq <= checkpoint && matches(existing, filter)) return existing;
   if (existing) await jsm.consumers.delete(s.stream, name);
-  return jsm.consumers.add(s.stream, projectorConsumerConfig(s, name, checkpoint));
+  return jsm.consumers.add(s.stream, projectorConsumerConfig(s, name, checkpoint, filter));
 }
 
-function matches(info: ConsumerInfo, s: Subjects): boolean {
-  return info.config.filter_subject === s.events && info.config.ack_policy === AckPolicy.All && !info.config.deliver_subject;
+function matches(info: ConsumerInfo, filter: string): boolean {
+  return info.config.filter_subject === filter && info.config.ack_policy === AckPolicy.All && !info.config.deliver_subject;
 }
 
 function isNotFound(err: unknown): boolean {

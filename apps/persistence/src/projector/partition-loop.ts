@@ -9,6 +9,7 @@ import { decodeBatch, projectBatch, toLogMessage, type BatchOutcome, type Decode
 import { alignConsumer } from './consumer';
 import { firstLost, missingRanges, prefixBefore } from './continuity';
 import type { DeadLetters } from './dead-letters';
+import { OwnSubjects, type Reading } from './own-subjects';
 import { partitionOf } from './partitions';
 
 const BATCH_MAX = 500;
@@ -75,8 +76,17 @@ export class PartitionLoop {
   private stopping = new AbortController();
   private generation?: Generation;
   private switched = false;
-  /** The stream sequence this partition has committed up to. */
+  /**
+   * The stream sequence this partition has committed up to: every event of its
+   * own up to it is applied. Reading the whole log, every event up to it was
+   * read; reading its own subjects, it is its last own event's (the others'
+   * events are not read at all: `coveredThrough` says how far it covers).
+   */
   checkpoint = 0;
+  private reading: Reading = { subject: '', filtered: false };
+  private readonly own: OwnSubjects;
+  /** The consumer's delivery sequence of the last message this follow committed: on its own subjects, continuity is checked on these. */
+  private delivered = 0;
 
   constructor(
     private readonly host: PartitionHost,
@@ -87,6 +97,7 @@ export class PartitionLoop {
     readonly lockKey: string,
   ) {
     this.logger = new Logger(count > 1 ? `Projector[${index + 1}/${count}]` : 'Projector');
+    this.own = new OwnSubjects(host.s, () => host.manager(), index, count, this.logger);
   }
 
   /** False once the loop ended by itself: the lock was lost, or the layout changed. */
@@ -147,8 +158,10 @@ export class PartitionLoop {
       // them is the operator's call (`npm run rebuild`); until then new events are skipped.
       this.logger.error({ msg: 'checkpoint is ahead of the stream; run `npm run rebuild` to rebuild the read models from this log', checkpoint: stored, lastSeq: stream.state.last_seq });
     }
-    const info = await alignConsumer(jsm, s, this.name, stored);
-    this.logger.log({ msg: 'projecting', consumer: this.name, generation: generation.id, checkpoint: stored, pending: info.num_pending });
+    this.reading = await this.own.reading(stored);
+    const info = await alignConsumer(jsm, s, this.name, stored, this.reading.subject);
+    this.delivered = info.delivered.consumer_seq;
+    this.logger.log({ msg: 'projecting', consumer: this.name, filter: this.reading.subject, generation: generation.id, checkpoint: stored, pending: info.num_pending });
     const consumer = await this.host.js.consumers.get(s.stream, this.name);
     const nothing: Promise<Fetched> = Promise.resolve({ msgs: [], batch: decodeBatch([]) });
     let next = prefetch(this.fetch(consumer, info.num_pending));
@@ -164,6 +177,8 @@ export class PartitionLoop {
         // A batch fetched as the projector stops is still committed: work in flight finishes.
         if (fetched.msgs.length) await this.commit(fetched);
         if (!more) return;
+        // Between batches: whether to read its own subjects from now on, or the whole log again.
+        if (await this.own.changed(this.reading, this.checkpoint)) return;
       }
     } finally {
       this.fetching?.stop();
@@ -201,7 +216,7 @@ export class PartitionLoop {
 
   /** Decodes this partition's events only: another partition's costs a subject hash. */
   private ownBatch(msgs: JsMsg[]): DecodedBatch {
-    const own = this.count > 1 ? msgs.filter((m) => partitionOf(m.subject, this.count) === this.index) : msgs;
+    const own = this.count > 1 && !this.reading.filtered ? msgs.filter((m) => partitionOf(m.subject, this.count) === this.index) : msgs;
     return decodeBatch(own.map(toLogMessage), msgs.length ? msgs[msgs.length - 1].seq : 0);
   }
 
@@ -214,8 +229,7 @@ export class PartitionLoop {
    */
   private async commit(fetched: Fetched): Promise<void> {
     const seqs = fetched.msgs.map((m) => m.seq);
-    const ranges = missingRanges(this.checkpoint, seqs);
-    const lost = ranges.length ? await firstLost(ranges, (from) => this.nextStored(from)) : undefined;
+    const lost = this.reading.filtered ? this.lostDelivery(fetched.msgs) : await this.lostInFlight(seqs);
     if (lost === undefined) return this.apply(fetched);
     const keep = prefixBefore(seqs, lost);
     if (keep > 0) {
@@ -227,10 +241,24 @@ export class PartitionLoop {
     throw new DeliveryLost(lost);
   }
 
+  private async lostInFlight(seqs: number[]): Promise<number | undefined> {
+    const ranges = missingRanges(this.checkpoint, seqs);
+    return ranges.length ? await firstLost(ranges, (from) => this.nextStored(from)) : undefined;
+  }
+
+  /**
+   * Reading its own subjects, the stream sequences between its events belong to
+   * other partitions; the consumer's delivery sequences have no gap unless a
+   * delivery was lost in flight. The stream sequence of the first message after one.
+   */
+  private lostDelivery(msgs: JsMsg[]): number | undefined {
+    const gap = msgs.findIndex((m, i) => m.info.deliverySequence !== this.delivered + 1 + i);
+    return gap === -1 ? undefined : msgs[gap].seq;
+  }
+
   /** The first event still in the stream at or after `from` (one request; NATS ≥ 2.9 takes `next_by_subj`). */
   private async nextStored(from: number): Promise<number | undefined> {
-    const query = { seq: from, next_by_subj: this.host.s.events } as MsgRequest;
-    return (await (await this.host.manager()).streams.getMessage(this.host.s.stream, query))?.seq;
+    return storedSeq(await this.host.manager(), this.host.s.stream, { seq: from, next_by_subj: this.host.s.events } as MsgRequest);
   }
 
   private async apply({ msgs, batch }: Fetched): Promise<void> {
@@ -245,9 +273,15 @@ export class PartitionLoop {
     if (this.host.fault === 'exit_after_commit') process.kill(process.pid, 'SIGKILL');
     // After the commit: a crash before this ack only causes a redelivery, which the checkpoint skips.
     msgs[msgs.length - 1].ack();
+    this.delivered = msgs[msgs.length - 1].info.deliverySequence;
     this.checkpoint = outcome.checkpoint;
     this.host.committed(this.index, outcome);
   }
+}
+
+/** The stream sequence a get names (one request to the stream's leader), undefined when there is none. */
+async function storedSeq(jsm: JetStreamManager, stream: string, query: MsgRequest): Promise<number | undefined> {
+  return (await jsm.streams.getMessage(stream, query))?.seq;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { balance, fairShare, partitionName, partitionNames, partitionOf, stableHash } from './partitions';
+import { stableHash, subjects } from '@steerline/contracts';
+import { balance, fairShare, filteredLayout, partitionName, partitionNames, partitionOf } from './partitions';
 
 describe('partitionOf', () => {
   const subject = (cid: string) => `steerline.evt.acme.${cid}`;
@@ -15,9 +16,13 @@ describe('partitionOf', () => {
     for (const n of counts) expect(n).toBeGreaterThan(800);
   });
 
-  it('is stable across releases: the hash is FNV-1a', () => {
-    expect(stableHash('')).toBe(0x811c9dc5);
-    expect(stableHash('a')).toBe(0xe40c292c);
+  it('puts an event on a partitioned subject where its token says, and in the same partition as its unpartitioned events', () => {
+    const s = subjects('steerline', { subjectPartitions: 4 });
+    for (const cid of ['a', 'b', 'c', '01a23180-24bd-7884-8ce6-b62caa25a850']) {
+      const token = Number(s.conversationEvents('acme', cid).split('.').at(-1));
+      expect(partitionOf(s.conversationEvents('acme', cid), 4)).toBe(token);
+      expect(partitionOf(subject(cid), 4)).toBe(token);
+    }
   });
 
   it('gives a malformed subject to exactly one partition', () => {
@@ -26,6 +31,15 @@ describe('partitionOf', () => {
 
   it('is 0 with one partition', () => {
     expect(partitionOf(subject('x'), 1)).toBe(0);
+  });
+});
+
+describe('filteredLayout', () => {
+  it('filters only when the log has as many subject partitions as the generation has partitions', () => {
+    expect(filteredLayout(subjects('p', { subjectPartitions: 4 }), 4)).toBe(true);
+    expect(filteredLayout(subjects('p', { subjectPartitions: 4 }), 2)).toBe(false);
+    expect(filteredLayout(subjects('p'), 4)).toBe(false);
+    expect(filteredLayout(subjects('p', { subjectPartitions: 1 }), 1)).toBe(false);
   });
 });
 

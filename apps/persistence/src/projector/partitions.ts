@@ -1,33 +1,34 @@
 /*
  * Partitioned projection: conversations are split over `count` partitions by a
  * stable hash of the conversation id in the event's subject
- * (`<prefix>.evt.<tenant>.<conversation>`), so a partition tells its own events
- * from the others' without decoding a payload. Every partition reads the whole
- * stream (NATS 2.9 gives a consumer one filter subject, and the subjects stay as
- * they are), applies only its own conversations, and moves its checkpoint over
- * every sequence it read.
+ * (`<prefix>.evt.<tenant>.<conversation>[.<p>]`), so a partition tells its own
+ * events from the others' without decoding a payload. When the log's subjects
+ * carry a partition token for the same count, each partition's consumer reads
+ * only its own subjects (`filteredLayout`); otherwise it reads the whole stream,
+ * applies only its own conversations, and moves its checkpoint over every
+ * sequence it read.
  */
-
-/** FNV-1a, 32 bits: stable across processes, releases and platforms. */
-export function stableHash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
+import { parseEventSubject, stableHash, type Subjects } from '@steerline/contracts';
 
 /**
  * The partition an event belongs to, from its subject alone: the hash of its
- * last token (the conversation id). A malformed subject hashes whole, so exactly
- * one partition owns it and dead-letters it.
+ * conversation id (the same as its partition token when the token was written
+ * for `count` partitions). A malformed subject hashes whole, so exactly one
+ * partition owns it and dead-letters it.
  */
 export function partitionOf(subject: string, count: number): number {
   if (count <= 1) return 0;
-  const parts = subject.split('.');
-  const key = parts.length === 4 && parts[1] === 'evt' ? parts[3] : subject;
-  return stableHash(key) % count;
+  return stableHash(parseEventSubject(subject)?.conversationId ?? subject) % count;
+}
+
+/**
+ * Whether a generation of `count` partitions reads filtered subjects: the engines write
+ * `count` partition tokens (`s.subjectPartitions`, the deployment's setting), so partition
+ * `i`'s events are exactly those on `s.partitionEvents(i)` — once no event without a token
+ * is left after its checkpoint (PartitionLoop checks).
+ */
+export function filteredLayout(s: Subjects, count: number): boolean {
+  return count > 1 && s.subjectPartitions === count;
 }
 
 /**

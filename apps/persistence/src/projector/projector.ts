@@ -4,17 +4,19 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
-import { subjects, type Subjects } from '@steerline/contracts';
+import { stableHash, subjects, type Subjects } from '@steerline/contracts';
 import { ensureStream } from '@steerline/runtime';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
 import { GENERATION_CHANNEL } from '../read-models/generations';
-import { activeCheckpoint } from '../read-models/store';
+import { activeCheckpoint, activeCheckpoints } from '../read-models/store';
 import type { BatchOutcome } from './batch';
 import { TableDeadLetters, type DeadLetters } from './dead-letters';
 import { PartitionLocks } from './partition-locks';
 import { describe, PartitionLoop, type PartitionHost } from './partition-loop';
-import { balance, fairShare, partitionName, partitionNames, stableHash } from './partitions';
+import { coveredThrough } from './coverage';
+import { NextOnSubject } from './next-on-subject';
+import { balance, fairShare, filteredLayout, partitionName, partitionNames } from './partitions';
 import { CheckpointWaiters } from './waiters';
 import { PersistenceMetrics } from '../observability/persistence-metrics';
 
@@ -62,6 +64,8 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
   private layout = 0;
   private polling?: Promise<void>;
   private standingBy = false;
+  /** What coveredThrough asked the stream, so that it asks only about what came since. */
+  private readonly coverage: NextOnSubject;
 
   constructor(
     @Inject(PERSISTENCE_CONFIG) private readonly config: PersistenceConfig,
@@ -69,7 +73,8 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
     private readonly dataSource: DataSource,
     private readonly metrics: PersistenceMetrics,
   ) {
-    this.s = subjects(config.prefix);
+    this.s = subjects(config.prefix, { subjectPartitions: config.subjectPartitions });
+    this.coverage = new NextOnSubject(() => this.manager(), this.s.stream);
     this.locks = new PartitionLocks(config.databaseUrl, this.s.projectorConsumer, {
       channel: GENERATION_CHANNEL,
       onNotify: () => this.loops.forEach((l) => l.followSwitch()),
@@ -152,8 +157,11 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
 
   private committed(partition: number, outcome: BatchOutcome): void {
     this.report(outcome, partition);
-    // Holding every partition, this instance knows the checkpoint they all reached; otherwise waiters poll.
-    if (this.loops.size === this.layout) this.waiters.advance(Math.max(this.waiters.position, Math.min(...[...this.loops.values()].map((l) => l.checkpoint))));
+    // Holding every partition of a layout that reads the whole log, this instance knows the checkpoint they all
+    // reached. Otherwise (or where partitions read only their own subjects) waiters ask, now.
+    if (this.loops.size === this.layout && !filteredLayout(this.s, this.layout)) {
+      this.waiters.advance(Math.max(this.waiters.position, Math.min(...[...this.loops.values()].map((l) => l.checkpoint))));
+    } else if (this.waiters.pending > 0) this.pollWhileWaiting();
   }
 
   private async run(): Promise<void> {
@@ -223,9 +231,9 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
     this.polling ??= (async () => {
       try {
         while (this.waiters.pending > 0) {
-          await sleep(WAIT_POLL_MS);
           const checkpoint = await this.globalCheckpoint().catch(() => this.waiters.position);
           this.waiters.advance(Math.max(this.waiters.position, checkpoint));
+          if (this.waiters.pending > 0) await sleep(WAIT_POLL_MS);
         }
       } finally {
         this.polling = undefined;
@@ -233,8 +241,12 @@ export class Projector implements ProjectorControl, OnApplicationBootstrap, OnMo
     })();
   }
 
+  /** The stream sequence every partition covers (coveredThrough): their checkpoints, then the stream's last sequence. */
   private async globalCheckpoint(): Promise<number> {
-    return (await activeCheckpoint(this.dataSource, (g) => partitionNames(this.s.projectorConsumer, g.partitions))).checkpoint;
+    const { checkpoints } = await activeCheckpoints(this.dataSource, (g) => partitionNames(this.s.projectorConsumer, g.partitions));
+    if (!filteredLayout(this.s, checkpoints.length)) return Math.min(...checkpoints);
+    const lastSeq = (await (await this.manager()).streams.info(this.s.stream)).state.last_seq;
+    return coveredThrough(this.coverage, this.s, checkpoints, lastSeq);
   }
 
   private async manager(): Promise<JetStreamManager> {

@@ -1,11 +1,13 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { ConversationQuery, ConversationsQuery, ENVELOPE_ROOM_BYTES, SteerQuery, SteerlineError, TurnQuery, parseBody, subjects } from '@steerline/contracts';
+import { ConversationQuery, ConversationsQuery, ENVELOPE_ROOM_BYTES, SteerQuery, SteerlineError, TurnQuery, parseBody, subjects, type Subjects } from '@steerline/contracts';
 import { maxPayload, serve, type Handler } from '@steerline/runtime';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
 import { ConversationList } from './conversation-list';
+import { coveredThrough } from '../projector/coverage';
+import { NextOnSubject } from '../projector/next-on-subject';
 import { ReadQueries } from './read-queries';
 
 /** The `qry.health` answer. Null fields: that part did not answer. */
@@ -60,14 +62,14 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   async health(): Promise<HealthView> {
-    const s = subjects(this.config.prefix);
-    // The checkpoint is read first: a stream sequence read after it can only be larger, so lag is never negative.
+    const s = subjects(this.config.prefix, { subjectPartitions: this.config.subjectPartitions });
+    // The checkpoints are read first: a stream sequence read after them can only be larger, so lag is never negative.
     const stats = await this.queries.stats(s.projectorConsumer);
-    const lastSeq = await jetstreamManager(this.nc)
-      .then((jsm) => jsm.streams.info(s.stream))
-      .then((info) => info.state.last_seq)
-      .catch(() => null);
-    const checkpoint = stats?.checkpoint ?? null;
+    const jsm = await jetstreamManager(this.nc).catch(() => null);
+    const lastSeq = jsm ? await jsm.streams.info(s.stream).then((info) => info.state.last_seq, () => null) : null;
+    const lowest = stats && Math.min(...stats.checkpoints);
+    // Partitions reading only their own subjects cover more than their checkpoints say (coveredThrough).
+    const checkpoint = stats && jsm && lastSeq !== null ? await coveredThrough(this.coverage(jsm, s), s, stats.checkpoints, lastSeq).catch(() => lowest) : lowest;
     return {
       database: stats !== null,
       generation: stats?.generation ?? null,
@@ -77,6 +79,14 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
       deadLetters: stats?.deadLetters ?? null,
       stalledConversations: stats?.stalledConversations ?? null,
     };
+  }
+
+  private covering?: NextOnSubject;
+
+  /** What coveredThrough asked the stream, kept between health queries so that each asks only about what came since. */
+  private coverage(jsm: JetStreamManager, s: Subjects): NextOnSubject {
+    this.covering ??= new NextOnSubject(async () => jsm, s.stream);
+    return this.covering;
   }
 
   private tracked(handler: Handler): Handler {

@@ -12,7 +12,7 @@ import {
 import { ConversationEntity, SteerEntity, TurnEntity } from '../read-models/entities';
 import { activeGeneration } from '../read-models/generations';
 import { partitionNames } from '../projector/partitions';
-import { countTroubles, readCheckpoint } from '../read-models/store';
+import { countTroubles, readCheckpoints } from '../read-models/store';
 import { toReceipt, toTurnView } from '../read-models/views';
 import { conversationPage } from './conversation-pages';
 
@@ -20,8 +20,8 @@ import { conversationPage } from './conversation-pages';
 export interface ReadSideStats {
   /** The read-model generation queries answer from. */
   generation: number;
-  /** The stream sequence that generation reflects. */
-  checkpoint: number;
+  /** Each of its partitions' checkpoints, in partition order (their lowest is what a layout reading the whole log reflects; coveredThrough). */
+  checkpoints: number[];
   /** Messages the projector could not apply, kept with their raw payloads. */
   deadLetters: number;
   /** Conversations that stopped advancing at a per-turn seq gap. */
@@ -69,8 +69,8 @@ export class ReadQueries {
     return this.dataSource
       .transaction('REPEATABLE READ', async (db) => {
         const generation = await activeGeneration(db);
-        const checkpoint = await readCheckpoint(db, partitionNames(checkpointName, generation.partitions));
-        return { generation: generation.id, checkpoint, ...(await countTroubles(db)) };
+        const checkpoints = await readCheckpoints(db, partitionNames(checkpointName, generation.partitions));
+        return { generation: generation.id, checkpoints, ...(await countTroubles(db)) };
       })
       .catch(() => null);
   }

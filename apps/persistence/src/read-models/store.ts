@@ -175,6 +175,14 @@ export async function activeCheckpoint(dataSource: DataSource, names: (generatio
   });
 }
 
+/** The active generation and each of its checkpoints, in the order `names(generation)` gives, read together. */
+export async function activeCheckpoints(dataSource: DataSource, names: (generation: Generation) => readonly string[]): Promise<{ generation: Generation; checkpoints: number[] }> {
+  return dataSource.transaction(async (db) => {
+    const generation = await activeGeneration(db);
+    return { generation, checkpoints: await readCheckpoints(db, names(generation)) };
+  });
+}
+
 /**
  * One INSERT for many rows, passing one array per column through unnest: the
  * statement text and parameter count stay fixed however many rows there are.

@@ -7,6 +7,7 @@ import type { PersistenceConfig } from '../config';
 import { openReadModels } from '../migrations/database';
 import { countTroubles } from '../read-models/store';
 import { abandonGeneration, activate, createGeneration, dropGeneration, inactiveGenerations, lockActiveForSwitch, useGeneration, type Generation } from '../read-models/generations';
+import { filteredLayout } from '../projector/partitions';
 import { Replay } from './replay';
 /**
  * The switch catches up the last events inside the transaction that holds the
@@ -71,7 +72,7 @@ export async function rebuildReadModels(config: PersistenceConfig, opts: Rebuild
   const log = opts.log ?? (() => undefined);
   const stop = () => opts.signal?.aborted === true;
   const started = Date.now();
-  const s = subjects(config.prefix);
+  const s = subjects(config.prefix, { subjectPartitions: config.subjectPartitions });
   const dataSource = await openReadModels(config.databaseUrl, 'steerline-rebuild');
   const lock = new Client({ connectionString: config.databaseUrl, application_name: 'steerline-rebuild-lock' });
   let nc: NatsConnection | undefined;
@@ -89,7 +90,8 @@ export async function rebuildReadModels(config: PersistenceConfig, opts: Rebuild
       }
     });
     generation = await dataSource.transaction((db) => createGeneration(db, config.partitions));
-    log({ msg: 'building a new read-model generation', generation: generation.id, schema: generation.schema, partitions: generation.partitions });
+    // Its partitions read only their own subjects once it is active when the engines write as many partition tokens.
+    log({ msg: 'building a new read-model generation', generation: generation.id, schema: generation.schema, partitions: generation.partitions, ownSubjects: filteredLayout(s, generation.partitions) });
 
     nc = await connectNats(config.natsUrl, 'steerline-rebuild');
     const replay = new Replay(nc, s, generation, opts.batchSize);
