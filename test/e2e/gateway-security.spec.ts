@@ -40,7 +40,9 @@ describe('API keys from a hashed keys file', () => {
     const created = await create('key-of-acme');
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
-    expect((await fetch(`${url}/v1/conversations/${id}`, { headers: { authorization: 'Bearer key-of-acme' } })).status).toBe(200);
+    // The read model lags the log: the conversation is readable once the projector has it.
+    const read = () => fetch(`${url}/v1/conversations/${id}`, { headers: { authorization: 'Bearer key-of-acme' } }).then((r) => r.status);
+    expect(await eventually(async () => ((await read()) === 200 ? 200 : undefined), 10_000, 'the conversation to be readable')).toBe(200);
     expect((await create('key-of-beta')).status).toBe(401);
   });
 
