@@ -1,4 +1,5 @@
 import { uuidv7 } from '@steerline/contracts';
+import { HeldClaims } from '../../apps/engine/src/ownership/held-claims';
 import { TurnOwnership } from '../../apps/engine/src/ownership/turn-ownership';
 import { eventually, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 
@@ -74,5 +75,33 @@ describe('turn ownership leases in NATS KV', () => {
     await self.claim(live);
     const found = await self.orphans((turnId) => turnId === live.turnId);
     expect(found).toEqual([{ ...stopped, engineId: self.engineId }]);
+  });
+
+  it('held claims: releasing a conversation’s ended turns deletes those claims only, and a turn claimed again is held until it ends again', async () => {
+    const self = await engine(`held-${uuidv7()}`);
+    const claims = new HeldClaims(self, (turnId, err) => {
+      throw new Error(`release of ${turnId} failed: ${err.message}`);
+    });
+    const a = uuidv7();
+    const b = uuidv7();
+    const [a1, a2, a3] = [0, 1, 2].map(() => ({ ...turn(), conversationId: a }));
+    const b1 = { ...turn(), conversationId: b };
+    for (const t of [a1, a2, a3, b1]) await claims.claim(t);
+    claims.ended(a1.turnId);
+    claims.ended(a2.turnId);
+    claims.ended(b1.turnId);
+    claims.releaseEnded(a);
+    const stillClaimed = async () => (await self.orphans(() => false)).map((o) => o.turnId).sort();
+    await eventually(async () => ((await stillClaimed()).length === 2 ? true : undefined), 10_000, 'the ended turns of conversation a to be released');
+    expect(await stillClaimed()).toEqual([a3.turnId, b1.turnId].sort());
+    expect([a1, a2, a3, b1].map((t) => claims.has(t.turnId))).toEqual([false, false, true, true]);
+
+    // Claimed again (resumed here): no longer ended, so releasing the conversation's ended turns keeps it.
+    await claims.claim(b1);
+    claims.releaseEnded(b);
+    expect(claims.has(b1.turnId)).toBe(true);
+    claims.ended(b1.turnId);
+    claims.releaseEnded(b);
+    expect(claims.has(b1.turnId)).toBe(false);
   });
 });

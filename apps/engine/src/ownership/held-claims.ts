@@ -9,6 +9,8 @@ import type { OwnedTurn, TurnOwnership } from './turn-ownership';
  */
 export class HeldClaims {
   private readonly held = new Map<string, { conversationId: string; ended: boolean }>();
+  /** The turns of `held` whose claims wait for the turn after them, by conversation: releasing them looks at those only, not at every claim. */
+  private readonly endedByConversation = new Map<string, Set<string>>();
 
   constructor(
     private readonly ownership: TurnOwnership,
@@ -21,28 +23,42 @@ export class HeldClaims {
 
   async claim(turn: Omit<OwnedTurn, 'engineId'>): Promise<void> {
     await this.ownership.claim(turn);
+    this.forget(turn.turnId);
     this.held.set(turn.turnId, { conversationId: turn.conversationId, ended: false });
   }
 
   /** The turn ended here: its claim now waits for the turn after it. */
   ended(turnId: string): void {
     const claim = this.held.get(turnId);
-    if (claim) claim.ended = true;
+    if (!claim || claim.ended) return;
+    claim.ended = true;
+    const ended = this.endedByConversation.get(claim.conversationId);
+    if (ended) ended.add(turnId);
+    else this.endedByConversation.set(claim.conversationId, new Set([turnId]));
   }
 
   /** Stops acting on the turn and keeps its claim: the reaper settles the turn from the log. */
   drop(turnId: string): void {
-    this.held.delete(turnId);
+    this.forget(turnId);
   }
 
   /** Stops acting on the turn and deletes its claim. */
   async release(turnId: string): Promise<void> {
-    this.held.delete(turnId);
+    this.forget(turnId);
     await this.ownership.release(turnId).catch((err: Error) => this.onReleaseFailed(turnId, err));
   }
 
   /** Nothing waits for the conversation's ended turns any more: their claims go. */
   releaseEnded(conversationId: string): void {
-    for (const [turnId, claim] of this.held) if (claim.conversationId === conversationId && claim.ended) void this.release(turnId);
+    const ended = this.endedByConversation.get(conversationId);
+    if (ended) for (const turnId of [...ended]) void this.release(turnId);
+  }
+
+  private forget(turnId: string): void {
+    const claim = this.held.get(turnId);
+    if (!claim) return;
+    this.held.delete(turnId);
+    const ended = this.endedByConversation.get(claim.conversationId);
+    if (ended?.delete(turnId) && ended.size === 0) this.endedByConversation.delete(claim.conversationId);
   }
 }
