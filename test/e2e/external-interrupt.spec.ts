@@ -56,7 +56,11 @@ describe('external turns: an urgent steer', () => {
     expect(events.find((e) => e.event.type === 'ModelInterrupted')!.event.data).toEqual({ step: 1, partialText: 'I will use spa' });
     expect(events.some((e) => e.event.type === 'ModelResponded')).toBe(false);
     await finish(turn, 2, cid);
-    const receipt = await stack.api('GET', `/turns/${turn.turnId}/steers/${accepted.body.steerId}`);
+    // The receipt is read from the read model, which trails the log.
+    const receipt = await eventually(async () => {
+      const r = await stack.api('GET', `/turns/${turn.turnId}/steers/${accepted.body.steerId}`);
+      return r.body.status === 'queued' ? undefined : r;
+    }, 10_000, 'the receipt to be projected');
     expect(receipt.body).toMatchObject({ status: 'delivered', boundary: 'interrupt', step: 1, requestStep: 2 });
   });
 

@@ -8,6 +8,7 @@ import type { ConversationCommand } from '../conversation/conversation.commands'
 import { execute, type Refusal } from '../conversation/conversation.decider';
 import { evolve } from '../conversation/conversation.evolve';
 import { initialConversation, type ConversationState } from '../conversation/conversation.state';
+import type { TurnState } from './turn.state';
 
 const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
 
@@ -29,13 +30,18 @@ export class ConversationLine {
   private readonly queued = new Map<string, Subscription>();
   closed = false;
   private readonly writer: ConversationWriter;
+  /** Batches a running turn appends, with the turn's state before and after them (the runner's own objects, TurnLog). */
+  private readonly turnStates = new WeakMap<readonly object[], { from: TurnState; to: TurnState }>();
 
   /** Reads the conversation as `stored` says, and writes after the subject's last sequence, `lastSeq`. */
   constructor(log: EventLog, subject: string, lastSeq: number, stored: readonly StoredEvent[]) {
     this.state = stored.reduce((s, x) => evolve(s, x.event), initialConversation());
     this.context = stored.flatMap((s) => messagesOf(s.event));
     this.writer = new ConversationWriter(log, subject, lastSeq, (events) => {
-      this.state = events.reduce(evolve, this.state);
+      const before = this.state;
+      this.state = events.reduce(evolve, before);
+      const turn = this.turnStates.get(events);
+      if (turn) this.state = sharingTurn(before, this.state, turn);
     });
   }
 
@@ -56,8 +62,9 @@ export class ConversationLine {
     return this.state.phase === 'none' ? undefined : this.state.conversationId;
   }
 
-  /** A running turn's events, after every earlier batch. */
-  append(events: TurnEvent[]): Promise<void> {
+  /** A running turn's events, after every earlier batch (TurnLog). */
+  append(events: TurnEvent[], turn?: { from: TurnState; to: TurnState }): Promise<void> {
+    if (turn) this.turnStates.set(events, turn);
     return this.writer.append(events);
   }
 
@@ -74,6 +81,8 @@ export class ConversationLine {
       if (decision.events.length > 0) {
         await beforeAppend(decision.events);
         await write(decision.events);
+        // What the writer evolved is this same value, decided from the same state inside this task: keep one copy (a running turn's runner starts from it, and shares it from then on).
+        this.state = decision.state;
       }
       return { ok: true, events: decision.events, state: decision.state };
     });
@@ -100,4 +109,16 @@ export class ConversationLine {
     for (const sub of this.queued.values()) sub.unsubscribe();
     this.queued.clear();
   }
+}
+
+/**
+ * The conversation after a running turn's batch, holding the runner's state of the turn instead
+ * of its own equal copy — when it evolved the batch from the very object the runner decided it
+ * from (so the two are the same value). Every running turn's state is then held once, not twice.
+ */
+function sharingTurn(before: ConversationState, after: ConversationState, turn: { from: TurnState; to: TurnState }): ConversationState {
+  if (before.phase === 'none' || after.phase === 'none') return after;
+  const { turnId } = turn.to;
+  if (before.turns.get(turnId) !== turn.from || !after.turns.has(turnId)) return after;
+  return { ...after, turns: new Map(after.turns).set(turnId, turn.to) };
 }

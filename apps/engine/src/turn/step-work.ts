@@ -8,18 +8,39 @@ export class StepWork {
   private stream?: { step: number; controller: AbortController; text: string; cut: boolean };
   private readonly calls = new Map<string, { controller: AbortController; startedAt: number }>();
 
-  constructor(private readonly turn: AbortSignal) {}
+  /**
+   * The turn's abort reaches what is in flight through one listener, not a combined signal per
+   * step and call: `AbortSignal.any` keeps a set and a map per signal it makes, ~1 KiB of every
+   * running turn's memory.
+   */
+  constructor(private readonly turn: AbortSignal) {
+    turn.addEventListener(
+      'abort',
+      () => {
+        this.stream?.controller.abort(turn.reason);
+        for (const { controller } of this.calls.values()) controller.abort(turn.reason);
+      },
+      { once: true },
+    );
+  }
+
+  /** A controller for new work, aborted at once if the turn already is. */
+  private controller(): AbortController {
+    const controller = new AbortController();
+    if (this.turn.aborted) controller.abort(this.turn.reason);
+    return controller;
+  }
 
   /** A model call of `step`: its signal, and the delta hook that keeps what it wrote (and stops forwarding once it is cut). */
   model(step: number, forward?: (text: string) => void): { signal: AbortSignal; onDelta: (text: string) => void } {
-    const stream = { step, controller: new AbortController(), text: '', cut: false };
+    const stream = { step, controller: this.controller(), text: '', cut: false };
     this.stream = stream;
     const onDelta = (text: string) => {
       if (stream.cut) return;
       stream.text += text;
       forward?.(text);
     };
-    return { signal: AbortSignal.any([this.turn, stream.controller.signal]), onDelta };
+    return { signal: stream.controller.signal, onDelta };
   }
 
   /** What the answer of `step` has written so far (nothing when no stream of that step is open). */
@@ -39,9 +60,9 @@ export class StepWork {
 
   /** A running call's signal; `done` forgets it. */
   call(toolCallId: string): AbortSignal {
-    const controller = new AbortController();
+    const controller = this.controller();
     this.calls.set(toolCallId, { controller, startedAt: performance.now() });
-    return AbortSignal.any([this.turn, controller.signal]);
+    return controller.signal;
   }
 
   done(toolCallId: string): void {

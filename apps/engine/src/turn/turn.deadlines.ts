@@ -10,17 +10,17 @@ import { hasRun, pendingApprovals, type TurnState } from './turn.state';
  * arms them again from the log (`rearm`).
  */
 export class TurnDeadlines {
-  private readonly approvals = new Map<string, NodeJS.Timeout>();
-  private readonly expiries = new Map<string, NodeJS.Timeout>();
+  /** Approval timeouts (`a:<toolCallId>`) and steer expiries (`s:<steerId>`): one map, as every running turn holds one. */
+  private readonly timers = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly send: (command: TurnCommand) => void) {}
 
   /** Arms or disarms what an appended event asks for; `state` is what the log holds with it. */
   onEvent(e: TurnEvent, state: TurnState): void {
     if (e.type === 'ToolApprovalRequested') this.armApproval(e.data.toolCallId, e.at, timeoutOf(state));
-    else if (e.type === 'ToolApprovalDecided') disarm(this.approvals, e.data.toolCallId);
+    else if (e.type === 'ToolApprovalDecided') disarm(this.timers, `a:${e.data.toolCallId}`);
     else if (e.type === 'SteerQueued' && e.data.expiresAt) this.armExpiry(e.data.steerId, e.data.expiresAt);
-    else if (e.type === 'SteeringDelivered' || e.type === 'SteerDropped') disarm(this.expiries, e.data.steerId);
+    else if (e.type === 'SteeringDelivered' || e.type === 'SteerDropped') disarm(this.timers, `s:${e.data.steerId}`);
   }
 
   /** A resumed turn: calls still waiting get their timeout counted from the request, queued steers their expiry. */
@@ -34,19 +34,17 @@ export class TurnDeadlines {
   }
 
   clear(): void {
-    for (const timers of [this.approvals, this.expiries]) {
-      for (const timer of timers.values()) clearTimeout(timer);
-      timers.clear();
-    }
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
   }
 
   private armApproval(toolCallId: string, requestedAt: string, timeoutMs: number | undefined): void {
     if (timeoutMs === undefined) return;
-    arm(this.approvals, toolCallId, Date.parse(requestedAt) + timeoutMs, () => this.send({ type: 'DecideApproval', toolCallId, decision: 'denied', by: 'timeout' }));
+    arm(this.timers, `a:${toolCallId}`, Date.parse(requestedAt) + timeoutMs, () => this.send({ type: 'DecideApproval', toolCallId, decision: 'denied', by: 'timeout' }));
   }
 
   private armExpiry(steerId: string, expiresAt: string): void {
-    arm(this.expiries, steerId, Date.parse(expiresAt), () => this.send({ type: 'ExpireSteer', steerId }));
+    arm(this.timers, `s:${steerId}`, Date.parse(expiresAt), () => this.send({ type: 'ExpireSteer', steerId }));
   }
 }
 

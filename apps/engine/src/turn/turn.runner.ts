@@ -28,7 +28,12 @@ import { StepWork } from './step-work';
 
 /** Where a turn's events go: the conversation's one writer, shared with the decisions about its other turns. */
 export interface TurnLog {
-  append(events: TurnEvent[]): Promise<void>;
+  /**
+   * Appends a batch of the turn's events. `turn`: the turn's state the batch was decided from
+   * and the one it leads to; a log that keeps the turn's state too may keep that object instead
+   * of evolving a copy of its own (it is the same value: evolve is pure).
+   */
+  append(events: TurnEvent[], turn?: { from: TurnState; to: TurnState }): Promise<void>;
 }
 
 export interface RunnerDeps {
@@ -112,7 +117,8 @@ export class TurnRunner {
   protected run(commands: TurnCommand | TurnCommand[]): Promise<TurnEvent[]> {
     if (this.broken) return Promise.reject(new SteerlineError('unavailable', 'this turn lost its event log'));
     if (this.handingOver) return Promise.reject(new SteerlineError('unavailable', 'this turn is moving to another engine; resubmit with the same steerId'));
-    let state = this.decided;
+    const from = this.decided;
+    let state = from;
     const events: TurnEvent[] = [];
     for (const command of Array.isArray(commands) ? commands : [commands]) {
       const decided = execute(state, command, stampContext);
@@ -128,12 +134,13 @@ export class TurnRunner {
       if (events.length === 0) return;
       if (epoch !== this.epoch) throw new SteerlineError('turn_not_running', `turn ${this.turnId} failed before this was logged`);
       try {
-        await this.deps.writer.append(events);
+        await this.deps.writer.append(events, { from, to: state });
       } catch (err) {
         if (err instanceof UnappendableEventError) await this.failUnappendable(err, events);
         throw err;
       }
-      this.logged = events.reduce(evolve, this.logged);
+      // Decided from what the log now holds: the state it decided is the log's (evolve is pure), not a second copy of it.
+      this.logged = this.logged === from ? state : events.reduce(evolve, this.logged);
       this.react(events, snapshot);
     });
     // A typed refusal is the caller's answer; anything else means the log is gone for this turn.
