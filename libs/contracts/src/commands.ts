@@ -84,6 +84,21 @@ export type ConversationSection = (typeof CONVERSATION_SECTIONS)[number];
 export const ConversationCursorSchema = z.object({ section: z.enum(CONVERSATION_SECTIONS), offset: z.number().int().nonnegative() }).strict();
 export type ConversationCursor = z.infer<typeof ConversationCursorSchema>;
 
+/**
+ * A header of every `qry.conversation` page reply (its JSON body unchanged): the page's
+ * `id`, `createdAt` and `next` cursor, and where each section's items lie in the body —
+ * byte ranges `[start, end)` of the text between that section array's brackets (absent
+ * for an empty section). A reader that only forwards the items (the gateway's
+ * `GET /v1/conversations/:cid`) copies those bytes instead of parsing and encoding them again.
+ */
+export const CONVERSATION_PAGE_HEADER = 'Steerline-Page';
+export interface ConversationPageLayout {
+  id: string;
+  createdAt: string;
+  next?: ConversationCursor;
+  sections: Partial<Record<ConversationSection, [number, number]>>;
+}
+
 export const ConversationQuery = z
   .object({
     tenantId,

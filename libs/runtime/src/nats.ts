@@ -1,4 +1,4 @@
-import { connect, type NatsConnection, type Msg, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, type NatsConnection, type Msg, RequestError, TimeoutError } from '@nats-io/transport-node';
 import {
   jetstreamManager,
   JetStreamApiCodes,
@@ -125,7 +125,7 @@ export interface RequestOptions {
 }
 
 /** A request/reply call with a bounded wait; failures come back as `SteerlineError`. */
-export async function request<T>(nc: NatsConnection, subject: string, body: unknown, opts: RequestOptions): Promise<T> {
+export async function request<T>(nc: NatsConnection, subject: string, body: unknown, opts: RequestOptions, taken?: (msg: Msg) => boolean): Promise<T> {
   const data = encodeJson(body);
   // Checked before sending: the client would throw a bare InvalidArgumentError.
   if (data.length > maxPayload(nc)) throw tooLarge(`the request on ${subject}`, data.length, maxPayload(nc));
@@ -141,10 +141,40 @@ export async function request<T>(nc: NatsConnection, subject: string, body: unkn
     }
     throw new SteerlineError('unavailable', `request on ${subject} failed: ${(err as Error).message}`);
   }
+  if (taken?.(msg)) return undefined as T;
   return unwrapReply(decodeJson(msg.data) as Reply<T>);
 }
 
+/**
+ * `request`, answered with the reply message itself when it carries `header` (its body is then
+ * the caller's to read as it knows it is laid out); otherwise the reply is decoded as usual and
+ * an error reply thrown as its typed error.
+ */
+export async function requestWithHeader<T>(nc: NatsConnection, subject: string, body: unknown, header: string, opts: RequestOptions): Promise<{ header: string; data: Uint8Array } | { value: T }> {
+  let found: { header: string; data: Uint8Array } | undefined;
+  const value = await request<T>(nc, subject, body, opts, (msg) => {
+    const h = msg.headers?.get(header);
+    if (h) found = { header: h, data: msg.data };
+    return Boolean(h);
+  });
+  return found ?? { value };
+}
+
 export type Handler = (body: unknown, msg: Msg) => Promise<unknown> | unknown;
+
+/**
+ * A handler's answer already encoded: `dataJson` is the JSON text of the reply's `data`, sent as
+ * `{"ok":true,"data":<dataJson>}` without being parsed or encoded again; `headers` are the reply's
+ * headers, given the byte offset at which `dataJson` starts in the body.
+ */
+export class EncodedReply {
+  constructor(
+    readonly dataJson: string,
+    readonly headers: (dataOffset: number) => Record<string, string> = () => ({}),
+  ) {}
+}
+
+const OK_PREFIX = '{"ok":true,"data":';
 /** Told about every failure a caller cannot see: a handler's untyped error, a reply that could not be sent. */
 export type ServeErrorHandler = (err: unknown, context: { subject: string }) => void;
 
@@ -190,13 +220,28 @@ export async function answer(nc: NatsConnection, msg: Msg, handler: Handler, rep
       throw new SteerlineError('invalid_request', 'message is not valid JSON');
     }
     nest = nestRequest(body, msg.subject);
-    reply = okReply(await handler(nest ? nest.data : body, msg));
+    const result = await handler(nest ? nest.data : body, msg);
+    if (result instanceof EncodedReply) {
+      // A Nest client gets its envelope; everyone else the encoded text as it is.
+      if (nest) reply = okReply(JSON.parse(result.dataJson));
+      else return replyEncoded(nc, msg, result, report);
+    } else reply = okReply(result);
   } catch (err) {
     if (!(err instanceof SteerlineError)) report(err, { subject: msg.subject });
     reply = errorReply(err);
   }
   const shape = nest ? (r: Reply<unknown>) => nestReply(nest.id, r) : (r: Reply<unknown>) => r;
   if (msg.reply) replySafely(nc, msg.reply, shape(reply), msg.subject, report, shape);
+}
+
+function replyEncoded(nc: NatsConnection, msg: Msg, result: EncodedReply, report: ServeErrorHandler): void {
+  if (!msg.reply) return;
+  const h = natsHeaders();
+  for (const [k, v] of Object.entries(result.headers(OK_PREFIX.length))) h.set(k, v);
+  const failure = publishSafely(nc, msg.reply, encoder.encode(`${OK_PREFIX}${result.dataJson}}`), { headers: h });
+  if (!failure) return;
+  report(failure, { subject: msg.subject });
+  if (failure.code === 'payload_too_large') publishSafely(nc, msg.reply, encodeJson(errorReply(failure)));
 }
 
 /**

@@ -1,8 +1,9 @@
-import { CONVERSATION_SECTIONS, type ConversationPage, type ConversationQuery, type ConversationSection } from '@steerline/contracts';
+import { CONVERSATION_SECTIONS, type ConversationQuery, type ConversationSection } from '@steerline/contracts';
 import type { HttpResponse } from '../http/http.types';
 import { drained } from '../http/drained';
+import type { ReadPage } from '../nats/read-models.client';
 
-export type PageReader = (query: ConversationQuery) => Promise<ConversationPage>;
+export type PageReader = (query: ConversationQuery) => Promise<ReadPage>;
 
 /**
  * Answers `GET /v1/conversations/:cid` as one JSON body streamed page by page
@@ -20,13 +21,14 @@ export async function streamConversation(read: PageReader, query: ConversationQu
   res.status(200).setHeader('Content-Type', 'application/json; charset=utf-8');
   const out = new SectionWriter(res);
   try {
-    out.write(`{"id":${JSON.stringify(page.id)},"createdAt":${JSON.stringify(page.createdAt)}`);
+    const head = 'layout' in page ? page.layout : page.page;
+    out.write(`{"id":${JSON.stringify(head.id)},"createdAt":${JSON.stringify(head.createdAt)}`);
     for (;;) {
-      for (const section of CONVERSATION_SECTIONS) for (const item of page[section]) out.item(section, item);
+      const next = out.page(page);
       // One socket write per page, not per item; a slow client holds the next page back.
       await out.flush();
-      if (!page.next) break;
-      page = await read({ ...query, from: page.next });
+      if (!next) break;
+      page = await read({ ...query, from: next });
     }
     await out.end();
   } catch (err) {
@@ -39,13 +41,28 @@ export async function streamConversation(read: PageReader, query: ConversationQu
 class SectionWriter {
   private open = -1;
   private first = true;
-  private pending: string[] = [];
+  private pending: (string | Uint8Array)[] = [];
 
   constructor(private readonly res: HttpResponse) {}
 
-  item(section: ConversationSection, item: unknown): void {
+  /** Writes a page's items; returns where the next page starts. A laid-out page's items are its reply's own bytes, not parsed or encoded again. */
+  page(read: ReadPage): ConversationQuery['from'] {
+    if ('page' in read) {
+      for (const section of CONVERSATION_SECTIONS) for (const item of read.page[section]) this.items(section, JSON.stringify(item));
+      return read.page.next;
+    }
+    for (const section of CONVERSATION_SECTIONS) {
+      const range = read.layout.sections[section];
+      if (range) this.items(section, read.body.subarray(range[0], range[1]));
+    }
+    return read.layout.next;
+  }
+
+  /** One item's JSON, or several items' JSON joined by commas. */
+  private items(section: ConversationSection, json: string | Uint8Array): void {
     this.openUpTo(CONVERSATION_SECTIONS.indexOf(section));
-    this.write((this.first ? '' : ',') + JSON.stringify(item));
+    if (!this.first) this.write(',');
+    this.write(json);
     this.first = false;
   }
 
@@ -56,15 +73,17 @@ class SectionWriter {
     this.res.end();
   }
 
-  write(chunk: string): void {
+  write(chunk: string | Uint8Array): void {
     this.pending.push(chunk);
   }
 
   async flush(): Promise<void> {
     if (this.res.destroyed) throw new Error('the client went away');
-    const chunk = this.pending.join('');
+    const pieces = this.pending;
     this.pending = [];
-    if (chunk && !this.res.write(chunk)) await drained(this.res);
+    if (pieces.length === 0) return;
+    const chunk = pieces.every((p) => typeof p === 'string') ? pieces.join('') : Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+    if (chunk.length && !this.res.write(chunk)) await drained(this.res);
   }
 
   private openUpTo(index: number): void {

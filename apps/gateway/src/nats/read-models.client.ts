@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import {
+  CONVERSATION_PAGE_HEADER,
   type ConversationPage,
+  type ConversationPageLayout,
   type ConversationQuery,
   type ConversationListPage,
   type ConversationsQuery,
@@ -10,8 +12,14 @@ import {
   type Subjects,
   type TurnView,
 } from '@steerline/contracts';
-import { request } from '@steerline/runtime';
+import { request, requestWithHeader } from '@steerline/runtime';
 import { NATS_CONNECTION, QUERY_TIMEOUT_MS, SUBJECTS } from './nats.tokens';
+
+/**
+ * A conversation page as persistence answered it: laid out (its items' JSON where the
+ * CONVERSATION_PAGE_HEADER says, in `body`), or, from a persistence without that header, decoded.
+ */
+export type ReadPage = { layout: ConversationPageLayout; body: Uint8Array } | { page: ConversationPage };
 
 export interface HealthReply {
   database: boolean;
@@ -26,8 +34,9 @@ export class ReadModelsClient {
   ) {}
 
   /** One page; `next` says where the following one starts. */
-  conversation(query: ConversationQuery): Promise<ConversationPage> {
-    return this.query(this.s.queryConversation, query);
+  async conversation(query: ConversationQuery): Promise<ReadPage> {
+    const reply = await requestWithHeader<ConversationPage>(this.nc, this.s.queryConversation, query, CONVERSATION_PAGE_HEADER, { timeoutMs: QUERY_TIMEOUT_MS, noResponders: 'unavailable' });
+    return 'value' in reply ? { page: reply.value } : { layout: JSON.parse(reply.header) as ConversationPageLayout, body: reply.data };
   }
 
   conversations(query: ConversationsQuery): Promise<ConversationListPage> {

@@ -1,14 +1,29 @@
 import { Between, MoreThanOrEqual, type EntityManager } from 'typeorm';
 import {
+  CONVERSATION_PAGE_HEADER,
   CONVERSATION_PAGE_ITEMS,
   CONVERSATION_SECTIONS,
-  type ConversationPage,
+  type ConversationCursor,
+  type ConversationPageLayout,
   type ConversationQuery,
   type ConversationSection,
 } from '@steerline/contracts';
+import { EncodedReply } from '@steerline/runtime';
 import type { ConversationEntity } from '../read-models/entities';
 import { MessageEntity, SteerEntity, TurnEntity } from '../read-models/entities';
 import { toChatMessage, toSteerView, toTurnView } from '../read-models/views';
+
+/**
+ * One page of a conversation read, its items already encoded: each item's JSON is made once, to
+ * measure it against the budget and to send it (`encoded`).
+ */
+export interface EncodedPage {
+  id: string;
+  createdAt: string;
+  next?: ConversationCursor;
+  /** Each section's items as JSON text, in order. */
+  items: Record<ConversationSection, string[]>;
+}
 
 /**
  * Builds one page of a conversation read (docs/design.md §14, `qry.conversation`): the
@@ -17,9 +32,9 @@ import { toChatMessage, toSteerView, toTurnView } from '../read-models/views';
  * item, so a read always advances; an item alone over the budget makes that
  * page's reply too large, which the responder answers as `payload_too_large`.
  */
-export async function conversationPage(db: EntityManager, conversation: ConversationEntity, q: ConversationQuery, budgetBytes: number): Promise<ConversationPage> {
-  const page: ConversationPage = { id: conversation.id, createdAt: conversation.createdAt.toISOString(), turns: [], messages: [], steers: [] };
-  let used = Buffer.byteLength(JSON.stringify(page)) + 64; // + the `next` cursor
+export async function conversationPage(db: EntityManager, conversation: ConversationEntity, q: ConversationQuery, budgetBytes: number): Promise<EncodedPage> {
+  const page: EncodedPage = { id: conversation.id, createdAt: conversation.createdAt.toISOString(), items: { turns: [], messages: [], steers: [] } };
+  let used = Buffer.byteLength(JSON.stringify({ ...page, items: undefined, turns: [], messages: [], steers: [] })) + 64; // + the `next` cursor
   let items = 0;
   const from = q.from ?? { section: 'turns', offset: 0 };
   const firstMessage = q.afterMessage ?? 0;
@@ -30,9 +45,10 @@ export async function conversationPage(db: EntityManager, conversation: Conversa
     if (section === 'messages') offset = Math.max(offset, firstMessage);
     const rows = await readSection(db, section, conversation.id, offset, endMessage);
     for (const item of rows) {
-      const bytes = Buffer.byteLength(JSON.stringify(item)) + 1;
+      const json = JSON.stringify(item);
+      const bytes = Buffer.byteLength(json) + 1;
       if (items > 0 && used + bytes > budgetBytes) return { ...page, next: { section, offset } };
-      (page[section] as unknown[]).push(item);
+      page.items[section].push(json);
       used += bytes;
       items++;
       offset++;
@@ -41,6 +57,40 @@ export async function conversationPage(db: EntityManager, conversation: Conversa
     if (rows.length === CONVERSATION_PAGE_ITEMS) return { ...page, next: { section, offset } };
   }
   return page;
+}
+
+/**
+ * The page as its reply: the ConversationPage JSON, written from the items' JSON without
+ * encoding them again, and the CONVERSATION_PAGE_HEADER saying where each section's items lie.
+ */
+export function encodePage(page: EncodedPage): EncodedReply {
+  let text = `{"id":${JSON.stringify(page.id)},"createdAt":${JSON.stringify(page.createdAt)}`;
+  let bytes = Buffer.byteLength(text);
+  const sections: ConversationPageLayout['sections'] = {};
+  for (const section of CONVERSATION_SECTIONS) {
+    const open = `,"${section}":[`;
+    text += open;
+    bytes += open.length;
+    const items = page.items[section];
+    if (items.length) {
+      const joined = items.join(',');
+      const length = Buffer.byteLength(joined);
+      sections[section] = [bytes, bytes + length];
+      text += joined;
+      bytes += length;
+    }
+    text += ']';
+    bytes += 1;
+  }
+  text += page.next ? `,"next":${JSON.stringify(page.next)}}` : '}';
+  const layout: ConversationPageLayout = { id: page.id, createdAt: page.createdAt, ...(page.next && { next: page.next }), sections };
+  return new EncodedReply(text, (offset) => ({ [CONVERSATION_PAGE_HEADER]: JSON.stringify(shifted(layout, offset)) }));
+}
+
+function shifted(layout: ConversationPageLayout, by: number): ConversationPageLayout {
+  const sections: ConversationPageLayout['sections'] = {};
+  for (const [section, [start, end]] of Object.entries(layout.sections) as [ConversationSection, [number, number]][]) sections[section] = [start + by, end + by];
+  return { ...layout, sections };
 }
 
 /** Up to CONVERSATION_PAGE_ITEMS items of one section from `offset`, as views, in the order the view promises. */

@@ -3,7 +3,6 @@ import { DataSource, type EntityManager } from 'typeorm';
 import {
   SteerlineError,
   type ConversationQuery,
-  type ConversationPage,
   type Receipt,
   type SteerQuery,
   type TurnQuery,
@@ -14,7 +13,8 @@ import { activeGeneration } from '../read-models/generations';
 import { partitionNames } from '../projector/partitions';
 import { countTroubles, readCheckpoints } from '../read-models/store';
 import { toReceipt, toTurnView } from '../read-models/views';
-import { conversationPage } from './conversation-pages';
+import { conversationPage, encodePage } from './conversation-pages';
+import type { EncodedReply } from '@steerline/runtime';
 
 /** What the read side says about itself: for `/readyz`, metrics and operators. */
 export interface ReadSideStats {
@@ -39,13 +39,14 @@ export interface ReadSideStats {
 export class ReadQueries {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** One page of a conversation, at most `budgetBytes` of JSON (see `conversationPage`). */
-  async conversation(q: ConversationQuery, budgetBytes: number): Promise<ConversationPage> {
-    return this.read(async (db) => {
+  /** One page of a conversation, at most `budgetBytes` of JSON (see `conversationPage`), encoded as its reply (`encodePage`). */
+  async conversation(q: ConversationQuery, budgetBytes: number): Promise<EncodedReply> {
+    const page = await this.read(async (db) => {
       const conversation = await db.findOneBy(ConversationEntity, { id: q.conversationId, tenantId: q.tenantId });
       if (!conversation) throw new SteerlineError('not_found', `conversation ${q.conversationId} not found`, { conversationId: q.conversationId });
       return conversationPage(db, conversation, q, budgetBytes);
     });
+    return encodePage(page);
   }
 
   async turn(q: TurnQuery): Promise<TurnView> {
