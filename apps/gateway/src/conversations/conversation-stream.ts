@@ -81,9 +81,10 @@ class SectionWriter {
     if (this.res.destroyed) throw new Error('the client went away');
     const pieces = this.pending;
     this.pending = [];
-    if (pieces.length === 0) return;
-    const chunk = pieces.every((p) => typeof p === 'string') ? pieces.join('') : Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
-    if (chunk.length && !this.res.write(chunk)) await drained(this.res);
+    // The reply's own bytes are written as they are (a copy of each page into one buffer cost more in garbage collection than it saved in writes).
+    let full = false;
+    for (const piece of pieces) if (piece.length) full = !this.res.write(piece) || full;
+    if (full) await drained(this.res);
   }
 
   private openUpTo(index: number): void {

@@ -58,7 +58,7 @@ export function toReceipt(s: SteerEntity): Receipt {
   };
 }
 
-export function toChatMessage(m: MessageEntity): ChatMessage {
+export function toChatMessage(m: Pick<MessageEntity, 'role' | 'content' | 'turnId' | 'step' | 'steerId' | 'toolCallId' | 'toolCalls'>): ChatMessage {
   switch (m.role) {
     case 'user':
       return { role: 'user', content: m.content, turnId: m.turnId, ...(m.steerId !== null && { steerId: m.steerId }) };
