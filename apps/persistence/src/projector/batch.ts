@@ -42,8 +42,16 @@ export interface DecodedBatch {
   lastSeq: number;
 }
 
+/** `loggedAt` is read only for a dead letter: made when asked (a `Date` and its ISO string per event otherwise). */
 export function toLogMessage(m: JsMsg): LogMessage {
-  return { streamSeq: m.seq, subject: m.subject, loggedAt: m.timestamp, data: m.data };
+  return {
+    streamSeq: m.seq,
+    subject: m.subject,
+    get loggedAt() {
+      return m.timestamp;
+    },
+    data: m.data,
+  };
 }
 
 export function decodeBatch(messages: LogMessage[], lastSeq = 0): DecodedBatch {

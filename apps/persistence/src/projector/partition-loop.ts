@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, MsgRequest } from '@nats-io/jetstream';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import type { Subjects } from '@steerline/contracts';
@@ -16,13 +17,19 @@ const BATCH_MAX = 500;
 const FETCH_EXPIRES_MS = 1_000;
 const IDLE_EXPIRES_MS = 5_000;
 /**
- * Under live load, how long the next fetch waits for events to gather (while the batch before it
- * commits). A batch's cost is mostly fixed — a transaction of five statements, a pull request, an
- * ack — so the one or two events that arrive during one commit cost the read side several times
- * its batch path each (issue 34). Only while events keep coming: a lone event, and a backlog, are
- * fetched at once.
+ * Under live load, the next fetch waits for events to gather (while the batch before it commits).
+ * A batch's cost is mostly fixed — a transaction of five statements, a pull request, an ack, the
+ * consumer's pending count — so small batches cost the read side several times its batch path per
+ * event (issue 34). Only while events keep coming: a lone event, and a backlog, are fetched at once.
+ * It looks at the consumer's pending count LINGER_MS after the last fetch; if events came
+ * meanwhile, it waits about as long as they need, at the rate they came, to reach LINGER_TARGET,
+ * looks again, and goes on while they keep coming, for at most LINGER_MAX_MS in all.
  */
 const LINGER_MS = 20;
+const LINGER_MAX_MS = 100;
+const LINGER_TARGET = 400;
+/** A wait shorter than this is not worth another look. */
+const LINGER_MIN_WAIT_MS = 5;
 const RETRY_MS = 1_000;
 
 /** What a partition's loop needs from the instance running it. */
@@ -187,13 +194,24 @@ export class PartitionLoop {
   }
 
   /**
-   * A fetch made LINGER_MS later (cut short when the loop stops). A fetch for more than is there
-   * waits for its expiry, so what came meanwhile is asked of the consumer (one request).
+   * A fetch made once events stop coming, LINGER_TARGET are pending, or LINGER_MAX_MS passed (cut
+   * short when the loop stops). A fetch for more than is there waits for its expiry, so it asks
+   * for what the consumer reports pending (one `CONSUMER.INFO` a look).
    */
   private async fetchAfterLinger(consumer: Consumer, pending: number): Promise<Fetched> {
-    await sleep(LINGER_MS, undefined, { signal: this.stopping.signal }).catch(() => undefined);
-    if (!this.running || this.switched) return this.fetch(consumer, pending);
-    return this.fetch(consumer, Math.max(pending, (await consumer.info()).num_pending));
+    const start = performance.now();
+    let seen = pending;
+    for (let wait = LINGER_MS; ; ) {
+      await sleep(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      if (!this.running || this.switched) break;
+      const before = seen;
+      seen = Math.max(seen, (await consumer.info()).num_pending);
+      const elapsed = performance.now() - start;
+      if (seen <= before || seen >= LINGER_TARGET) break;
+      wait = Math.min(LINGER_MAX_MS - elapsed, ((LINGER_TARGET - seen) * elapsed) / (seen - pending));
+      if (wait < LINGER_MIN_WAIT_MS) break;
+    }
+    return this.fetch(consumer, seen);
   }
 
   private async fetch(consumer: Consumer, pending: number): Promise<Fetched> {
