@@ -34,8 +34,6 @@ export interface LoadResult {
   ms: number;
   /** The client's CPU time over the block (user + system, `process.cpuUsage`: microseconds, where /proc counts 10 ms ticks), ms. */
   cpuMs: number;
-  /** This process's CPU time (user + system, all threads) over the block, ms. */
-  cpuMs: number;
   errors: number;
   firstError?: string;
 }
@@ -201,7 +199,6 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
-  const cpu0 = process.cpuUsage();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
