@@ -1,7 +1,7 @@
 /**
  * Driving the load client (load-client.ts, a process of its own) and reading, around each of its
- * blocks, the CPU time every process on the path spent (/proc/<pid>/stat): the client's own, to
- * show it was not the bottleneck, and the servers', for a CPU budget per request.
+ * blocks, the CPU time every server on the path spent (/proc/<pid>/stat), for a CPU budget per
+ * request; the client reports its own for the block, to show it was not the bottleneck.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
@@ -14,7 +14,7 @@ export const CLIENT_CORE_LIMIT = 0.5;
 
 export interface LoadClient {
   pid: number;
-  /** One block; throws when a request failed. `clientMs`: the client's CPU time over it. */
+  /** One block; throws when a request failed. `clientMs`: the client's CPU time over it (as it measured it). */
   run(spec: LoadSpec): Promise<LoadResult & { clientMs: number }>;
   close(): Promise<void>;
 }
@@ -37,12 +37,11 @@ export async function startLoadClient(): Promise<LoadClient> {
     pid,
     async run(spec) {
       const id = ids++;
-      const before = cpuMs(pid);
       const result = await new Promise<LoadResult>((resolve) => {
         waiting.set(id, resolve);
         child.send({ id, spec });
       });
-      const clientMs = cpuMs(pid) - before;
+      const clientMs = result.cpuMs;
       if (result.errors) throw new Error(`${result.errors} of ${result.latencies.length} requests failed: ${result.firstError}`);
       return { ...result, clientMs };
     },

@@ -9,7 +9,7 @@ import type { GatewayConfig } from './config';
 import { consoleAssets } from './console/console-assets';
 import { trackConnections } from './http/connections';
 import { ErrorFilter } from './http/error.filter';
-import { gatewayHttpAdapter } from './http/fastify';
+import { gatewayHttpAdapter, onEveryRequest, serveConsole } from './http/fastify';
 import { gatewayLogger } from './logger';
 import { GatewayMetrics } from './observability/metrics';
 import { requestLog } from './observability/request-log';
@@ -45,11 +45,10 @@ export async function startGateway(config: GatewayConfig, opts: StartOptions = {
       logger: nestLogger(logger),
       abortOnError: false,
     });
-    // First, so even a request the body parser refuses is timed and logged.
-    app.use(requestLog(logger, metrics));
-    app.use(securityHeaders());
-    // The console is files, not API: outside Nest's routes, the auth guard and /docs.
-    app.use('/console', consoleAssets(config.consoleDir));
+    // First, so even a request the body parser refuses is timed and logged; the console is files, not
+    // API: outside Nest's routes, the auth guard and /docs (http/fastify.ts).
+    onEveryRequest(app.getHttpAdapter().getInstance(), requestLog(logger, metrics), securityHeaders());
+    serveConsole(app.getHttpAdapter().getInstance(), consoleAssets(config.consoleDir));
     app.useGlobalFilters(new ErrorFilter());
     const connections = trackConnections(app.getHttpServer());
     await app.listen(config.port, config.host);

@@ -28,6 +28,11 @@ export class AuthGuard implements CanActivate {
     @Optional() @Inject(SharedRateLimiter) private readonly limiter?: SharedRateLimiter,
   ) {}
 
+  // Whether a route is public is fixed once the app is built: looked up once per controller and
+  // handler (a handler inherited by another controller is asked again), not per request (issue 34).
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  private readonly publicRoutes = new WeakMap<Function, WeakMap<Function, boolean>>();
+
   canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<HttpRequest>();
     // Guards run once a route matched: the template and path ids are known here.
@@ -37,7 +42,7 @@ export class AuthGuard implements CanActivate {
       turnId: req.params?.tid,
       steerId: req.params?.sid,
     });
-    if (isPublicRoute(this.reflector, ctx.getHandler(), ctx.getClass())) return true;
+    if (this.isPublic(ctx.getHandler(), ctx.getClass())) return true;
     const { tenantId, keyId } = this.keys.identify(req.headers.authorization);
     req.tenantId = tenantId;
     noteIds(req, { tenantId });
@@ -46,6 +51,15 @@ export class AuthGuard implements CanActivate {
     // Usually decided at once from tokens leased here; otherwise after one shared-store round trip.
     const limited = this.limiter?.take(req.clientKey);
     return limited ? limited.then(() => true) : true;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  private isPublic(handler: Function, controller: Function): boolean {
+    let handlers = this.publicRoutes.get(controller);
+    if (!handlers) this.publicRoutes.set(controller, (handlers = new WeakMap()));
+    let known = handlers.get(handler);
+    if (known === undefined) handlers.set(handler, (known = isPublicRoute(this.reflector, handler, controller)));
+    return known;
   }
 }
 

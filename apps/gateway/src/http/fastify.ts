@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
+import type { FastifyInstance } from 'fastify';
 import { BODY_MAX_BYTES, SteerlineError } from '@steerline/contracts';
 import { noteIds, type HttpRequest } from './http.types';
 import { JSON_MEDIA_TYPES } from './params';
@@ -128,4 +129,52 @@ export function mediaTypeIs(contentType: string | undefined, types: readonly str
   if (!type) return false;
   const match = types.some((t) => (t.includes('*') ? new RegExp(`^${t.replace(/[.+]/g, '\\$&').replace('*', '[^/]+')}$`).test(type) : t === type));
   return match ? type : false;
+}
+
+/** A middleware on Node's request and response, the shape `requestLog`, `securityHeaders` and `consoleAssets` have. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type NodeMiddleware = (req: any, res: any, next: () => void) => void;
+type Fastify = FastifyInstance;
+
+/**
+ * Runs `middlewares` on Node's request and response, in order, first thing for every request (routed
+ * or not, a body refused or not): one `onRequest` hook, where Nest's `app.use` put them in
+ * @fastify/middie, whose engine copied six request fields (`ip`, `ips`, `hostname`…), percent-decoded
+ * and matched the path, and pooled a holder per request for middleware that match every path (issue 34).
+ */
+export function onEveryRequest(f: Fastify, ...middlewares: NodeMiddleware[]): void {
+  f.addHook('onRequest', (req, reply, done) => {
+    let i = 0;
+    const next = (): void => {
+      const m = middlewares[i++];
+      if (m) m(req.raw, reply.raw, next);
+      else done();
+    };
+    next();
+  });
+}
+
+const CONSOLE = '/console';
+
+/**
+ * Serves the console's files (`consoleAssets`, which answers on Node's response) under /console, as a
+ * mount did: the middleware sees the path below the mount ("/" for /console and /console/), the query
+ * kept. GET only (and the HEAD Fastify adds for it, whose body Node leaves out); any other method there
+ * is not found, as before. Outside Nest's routes: no auth guard, not in /docs.
+ */
+export function serveConsole(f: Fastify, files: NodeMiddleware): void {
+  const handler = (req: Req & { params: Record<string, string> }, reply: Reply) => {
+    reply.hijack();
+    const raw = req.raw;
+    const url = raw.url ?? CONSOLE;
+    // The path as sent when it starts with the mount; a percent-encoded one as the router decoded it.
+    const below = url.startsWith(CONSOLE) ? url.slice(CONSOLE.length) : `/${req.params['*'] ?? ''}`;
+    raw.url = below[0] === '/' ? below : `/${below}`;
+    files(raw, reply.raw, () => {
+      raw.url = url;
+    });
+    raw.url = url;
+  };
+  f.get(CONSOLE, handler as never);
+  f.get(`${CONSOLE}/*`, handler as never);
 }
