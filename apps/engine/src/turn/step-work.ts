@@ -2,24 +2,44 @@
  * What a turn's runner has in flight right now — the model stream of a step,
  * the running tool calls — each with its own abort, so that an interrupt
  * (docs/design.md §2, "Urgency") stops exactly what the decider cut and
- * nothing else. Every signal also follows the turn's own (cancel, hand-over).
+ * nothing else. Every signal also follows the turn's own (cancel, hand-over):
+ * the turn's abort aborts what is in flight then, with its reason, and work
+ * begun after it starts aborted. (Not `AbortSignal.any` per step and call: its
+ * weak references and their finalization were ~8 % of the engine's CPU at
+ * full speed.)
  */
 export class StepWork {
   private stream?: { step: number; controller: AbortController; text: string; cut: boolean };
   private readonly calls = new Map<string, { controller: AbortController; startedAt: number }>();
 
-  constructor(private readonly turn: AbortSignal) {}
+  constructor(private readonly turn: AbortSignal) {
+    turn.addEventListener(
+      'abort',
+      () => {
+        this.stream?.controller.abort(turn.reason);
+        for (const c of this.calls.values()) c.controller.abort(turn.reason);
+      },
+      { once: true },
+    );
+  }
+
+  /** A controller of one piece of work, aborted already if the turn is. */
+  private controller(): AbortController {
+    const controller = new AbortController();
+    if (this.turn.aborted) controller.abort(this.turn.reason);
+    return controller;
+  }
 
   /** A model call of `step`: its signal, and the delta hook that keeps what it wrote (and stops forwarding once it is cut). */
   model(step: number, forward?: (text: string) => void): { signal: AbortSignal; onDelta: (text: string) => void } {
-    const stream = { step, controller: new AbortController(), text: '', cut: false };
+    const stream = { step, controller: this.controller(), text: '', cut: false };
     this.stream = stream;
     const onDelta = (text: string) => {
       if (stream.cut) return;
       stream.text += text;
       forward?.(text);
     };
-    return { signal: AbortSignal.any([this.turn, stream.controller.signal]), onDelta };
+    return { signal: stream.controller.signal, onDelta };
   }
 
   /** What the answer of `step` has written so far (nothing when no stream of that step is open). */
@@ -39,9 +59,9 @@ export class StepWork {
 
   /** A running call's signal; `done` forgets it. */
   call(toolCallId: string): AbortSignal {
-    const controller = new AbortController();
+    const controller = this.controller();
     this.calls.set(toolCallId, { controller, startedAt: performance.now() });
-    return AbortSignal.any([this.turn, controller.signal]);
+    return controller.signal;
   }
 
   done(toolCallId: string): void {

@@ -112,7 +112,8 @@ export class TurnRunner {
   protected run(commands: TurnCommand | TurnCommand[]): Promise<TurnEvent[]> {
     if (this.broken) return Promise.reject(new SteerlineError('unavailable', 'this turn lost its event log'));
     if (this.handingOver) return Promise.reject(new SteerlineError('unavailable', 'this turn is moving to another engine; resubmit with the same steerId'));
-    let state = this.decided;
+    const from = this.decided;
+    let state = from;
     const events: TurnEvent[] = [];
     for (const command of Array.isArray(commands) ? commands : [commands]) {
       const decided = execute(state, command, stampContext);
@@ -133,7 +134,8 @@ export class TurnRunner {
         if (err instanceof UnappendableEventError) await this.failUnappendable(err, events);
         throw err;
       }
-      this.logged = events.reduce(evolve, this.logged);
+      // Decided on what the log now held (the usual case): the decider evolved these very events from it already.
+      this.logged = this.logged === from ? state : events.reduce(evolve, this.logged);
       this.react(events, snapshot);
     });
     // A typed refusal is the caller's answer; anything else means the log is gone for this turn.
