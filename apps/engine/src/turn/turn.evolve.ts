@@ -46,7 +46,8 @@ function evolveRun(state: Started, event: TurnEvent): Started {
     case 'ModelRequested':
       // A request after a text-only answer is a continuation (docs/design.md §2.6).
       return {
-        ...state, seq,
+        ...state,
+        seq,
         step: event.data.step,
         awaiting: 'model',
         delivering: [],
@@ -70,7 +71,8 @@ function evolveRun(state: Started, event: TurnEvent): Started {
     case 'ToolApprovalDecided': {
       const { decision, reason, by } = event.data;
       return {
-        ...state, seq,
+        ...state,
+        seq,
         calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, approval: { status: decision, requestedAt: c.approval?.requestedAt ?? event.at, by, ...(reason !== undefined && { reason }) } })),
       };
     }
@@ -90,7 +92,8 @@ function evolveRun(state: Started, event: TurnEvent): Started {
       const record = state.steers.get(steerId);
       if (!record) return { ...state, seq };
       return {
-        ...state, seq,
+        ...state,
+        seq,
         queue: state.queue.filter((id) => id !== steerId),
         delivering: [...state.delivering, steerId],
         steers: withSteer(state, { ...record, status: 'delivered', step, boundary, requestStep }),
@@ -101,7 +104,8 @@ function evolveRun(state: Started, event: TurnEvent): Started {
       const record = state.steers.get(steerId);
       if (!record) return { ...state, seq };
       return {
-        ...state, seq,
+        ...state,
+        seq,
         queue: state.queue.filter((id) => id !== steerId),
         steers: withSteer(state, { ...record, status: 'dropped', reason, ...(nextTurnId && { nextTurnId }) }),
         ...(nextTurnId && { nextTurnId }),
