@@ -90,6 +90,25 @@ describe('the engine’s fenced event log', () => {
     expect(short.counts.publishes - before).toBeGreaterThan(1);
   });
 
+  it('an ack that never comes times out (one sweeping timer for every append), each retry carries the same message id, then the log is unavailable', async () => {
+    const cid = uuidv7();
+    const subject = `${uniquePrefix()}.silent.${cid}`;
+    // A plain subscriber and no stream: the server has a responder, so no 503; nothing ever answers.
+    const ids: (string | undefined)[] = [];
+    const silent = nats.nc.subscribe(subject, { callback: (_err, msg) => ids.push(msg.headers?.get(PubHeaders.MsgIdHdr)) });
+    try {
+      const short = new EventLog(nats.nc, { retryForMs: 400, ackTimeoutMs: 100 });
+      const [event] = events(cid, 1);
+      const started = Date.now();
+      await expect(short.append(subject, [event], 0)).rejects.toBeInstanceOf(LogUnavailableError);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+      expect(ids.length).toBeGreaterThan(1);
+      expect(new Set(ids)).toEqual(new Set([event.id]));
+    } finally {
+      silent.unsubscribe();
+    }
+  });
+
   it('a batch asks for one acknowledgement and waits for it once, however many events it holds', async () => {
     const cid = uuidv7();
     const subject = nats.s.conversationEvents('default', cid);
