@@ -95,7 +95,7 @@ describe('the engine’s fenced event log', () => {
     const subject = `${uniquePrefix()}.silent.${cid}`;
     // A plain subscriber and no stream: the server has a responder, so no 503; nothing ever answers.
     const ids: (string | undefined)[] = [];
-    const silent = nats.nc.subscribe(subject, { callback: (_err, msg) => ids.push(msg.headers?.get(PubHeaders.MsgIdHdr)) });
+    const silent = nats.nc.subscribe(subject, { callback: (_err, msg) => void ids.push(msg.headers?.get(PubHeaders.MsgIdHdr)) });
     try {
       const short = new EventLog(nats.nc, { retryForMs: 400, ackTimeoutMs: 100 });
       const [event] = events(cid, 1);

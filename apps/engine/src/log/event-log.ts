@@ -1,8 +1,9 @@
-import { InvalidArgumentError, headers, type NatsConnection } from '@nats-io/transport-node';
+import { InvalidArgumentError, type NatsConnection } from '@nats-io/transport-node';
 import { JetStreamApiCodes, PubHeaders } from '@nats-io/jetstream';
 import { isSteerEventType, EVENT_TYPE_HEADER, STEER_ID_HEADER, encodeEvent, type SteerlineEvent } from '@steerline/contracts';
 import { jetStreamErrorCode } from '@steerline/runtime';
 import { AckInbox } from './ack-inbox';
+import { EventHeaders } from './event-headers';
 
 /** Another writer appended to the conversation first: this writer is stale (fenced). */
 export class StaleWriterError extends Error {
@@ -163,11 +164,11 @@ function fencedHeaders(event: SteerlineEvent, fence: Fence) {
   h.set(PubHeaders.MsgIdHdr, event.id);
   if ('lastSubjectSequence' in fence) h.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(fence.lastSubjectSequence));
   else h.set(PubHeaders.ExpectedLastMsgIdHdr, fence.lastMsgID);
-  return h;
+  return h.asMsgHdrs();
 }
 
-function eventHeaders(event: SteerlineEvent) {
-  const h = headers();
+function eventHeaders(event: SteerlineEvent): EventHeaders {
+  const h = new EventHeaders();
   h.set(EVENT_TYPE_HEADER, event.type);
   if (isSteerEventType(event.type)) h.set(STEER_ID_HEADER, (event.data as { steerId: string }).steerId);
   return h;
