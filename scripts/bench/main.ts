@@ -18,14 +18,14 @@ import { floorRows, measureBatchPath, measureSteerAccept } from './accept';
 import { bigReadRows, measureBigReads } from './big-read';
 import { gatewayIdleOnly, idleGatewayRows, measureIdleGateway } from './gateway-idle';
 import { measureRateLimit, rateLimitRows } from './rate-limit';
-import { capacityRows } from './capacity';
+import { capacityRows, measureEngineThroughput } from './capacity';
 import { externalBoundaryRows, measureExternalBoundary } from './external-boundary';
 import { boundaryAckRows, measureBoundaryAcks } from './boundary-acks';
 import { interruptRows, measureInterrupt } from './interrupt';
 import { engineScaleRows, measureEngineScale, subscriptionBytes } from './engine-scale';
 import { measurePartitions, partitionRows } from './partitions';
 import { deleteStreams, spawnApp, tearDown } from './processes';
-import { measureRaw, startFloors } from './raw';
+import { measureJetStream, measureRaw, startFloors } from './raw';
 import { renderReport, type Row } from './report';
 import { median } from './stats';
 import { measureBoundary, measureProjectionLag } from './steerline';
@@ -48,6 +48,9 @@ async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'interrupt') return interruptOnly();
   // BENCH_ONLY=partitions: only the partitioned projection's figures (4 partitions on the whole log and on their own subjects, against 1), in a block of their own.
   if (process.env.BENCH_ONLY === 'partitions') return partitionsOnly();
+  // BENCH_ONLY=capacity: the raw JetStream windowed publish, then the engine's throughput against it, printed;
+  // BENCH_BASELINE_DIST=<another build's dist> runs its engine too, in alternation (BENCH_ROUNDS times, 2 unless told).
+  if (process.env.BENCH_ONLY === 'capacity') return capacityOnly();
   // BENCH_ONLY=accept: only the floors and steer accept, printed (docs/performance.md untouched).
   const acceptOnly = process.env.BENCH_ONLY === 'accept';
   // BENCH_ONLY=reads: only the big conversation reads, printed; BENCH_BASELINE_DIST=<another build's dist> reads from its gateway too, in alternation.
@@ -147,6 +150,24 @@ async function main(): Promise<void> {
     await tearDown({ children, nc, prefix, pgServer: PG_SERVER, database });
     await nc.close();
   }
+}
+
+async function capacityOnly(): Promise<void> {
+  await withBenchNats(async (prefix, nc) => {
+    const payload = new TextEncoder().encode(JSON.stringify({ tenantId: 'default', text: 'a steer of ordinary length, about sixty characters' }));
+    const baseline = process.env.BENCH_BASELINE_DIST && join(process.env.BENCH_BASELINE_DIST, 'apps/engine/src/main.js');
+    const builds = baseline ? [{ name: 'this build', entry: undefined }, { name: 'baseline', entry: baseline }] : [{ name: 'this build', entry: undefined }];
+    for (let round = 0; round < Number(process.env.BENCH_ROUNDS ?? 2); round++) {
+      for (const build of builds) {
+        const { windowed } = await measureJetStream(nc, `${prefix}r${round}`, payload);
+        const e = await measureEngineThroughput({ natsUrl: NATS_URL, prefix: `${prefix}${round}${build.entry ? 'b' : 'a'}`, nc, entry: build.entry });
+        console.log(
+          `round ${round + 1}, ${build.name}: raw JetStream 64 in flight ${windowed.toFixed(0)}/s; engine ${e.eventsPerSecond.toFixed(0)} events/s (${(e.eventsPerSecond / windowed).toFixed(2)}×), ` +
+            `${e.boundariesPerSecond.toFixed(0)} boundaries/s, ${e.cpuMicrosecondsPerEvent.toFixed(1)} µs engine CPU per event`,
+        );
+      }
+    }
+  });
 }
 
 /** A fresh subject prefix and a NATS connection for one BENCH_ONLY block, closed after it. */

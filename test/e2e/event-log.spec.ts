@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { PubHeaders } from '@nats-io/jetstream';
 import { EVENT_VERSION, encodeEvent, uuidv7, type SteerlineEvent } from '@steerline/contracts';
 import { connectNats, ensureStream, readSubject } from '@steerline/runtime';
-import { EventLog, StaleWriterError, UnappendableEventError } from '../../apps/engine/src/log/event-log';
+import { EventLog, LogUnavailableError, StaleWriterError, UnappendableEventError } from '../../apps/engine/src/log/event-log';
 import { NATS_URL, openNats, uniquePrefix, type NatsHandle } from '../support/env';
 
 function events(conversationId: string, n: number): SteerlineEvent[] {
@@ -80,6 +80,35 @@ describe('the engine’s fenced event log', () => {
     expect(last).toBe((await nats.jsm.streams.getMessage(nats.s.stream, { last_by_subj: again.subject }))!.seq);
   });
 
+  it('an append no stream takes (no responders) is retried with the same message id, then refused as the log being unavailable', async () => {
+    const cid = uuidv7();
+    const short = new EventLog(nats.nc, { retryForMs: 300, ackTimeoutMs: 200 });
+    const before = short.counts.publishes;
+    const started = Date.now();
+    await expect(short.append(`${uniquePrefix()}.nostream.${cid}`, events(cid, 1), 0)).rejects.toBeInstanceOf(LogUnavailableError);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(short.counts.publishes - before).toBeGreaterThan(1);
+  });
+
+  it('an ack that never comes times out (one sweeping timer for every append), each retry carries the same message id, then the log is unavailable', async () => {
+    const cid = uuidv7();
+    const subject = `${uniquePrefix()}.silent.${cid}`;
+    // A plain subscriber and no stream: the server has a responder, so no 503; nothing ever answers.
+    const ids: (string | undefined)[] = [];
+    const silent = nats.nc.subscribe(subject, { callback: (_err, msg) => void ids.push(msg.headers?.get(PubHeaders.MsgIdHdr)) });
+    try {
+      const short = new EventLog(nats.nc, { retryForMs: 400, ackTimeoutMs: 100 });
+      const [event] = events(cid, 1);
+      const started = Date.now();
+      await expect(short.append(subject, [event], 0)).rejects.toBeInstanceOf(LogUnavailableError);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+      expect(ids.length).toBeGreaterThan(1);
+      expect(new Set(ids)).toEqual(new Set([event.id]));
+    } finally {
+      silent.unsubscribe();
+    }
+  });
+
   it('a batch asks for one acknowledgement and waits for it once, however many events it holds', async () => {
     const cid = uuidv7();
     const subject = nats.s.conversationEvents('default', cid);
@@ -100,9 +129,10 @@ describe('the engine’s fenced event log', () => {
           const value = Reflect.get(target, prop, target) as unknown;
           return typeof value === 'function' ? value.bind(target) : value;
         }
-        return (subject: string, payload: Uint8Array, opts?: { headers?: { has(k: string): boolean } }) => {
+        return (subject: string, payload: Uint8Array, opts?: { reply?: string; headers?: { has(k: string): boolean } }) => {
           target.publish(subject, payload, opts as never);
-          if (!opts?.headers?.has(PubHeaders.ExpectedLastSubjectSequenceHdr)) return;
+          // A batch's first event: fenced by the subject's sequence, sent without asking for an ack (the one-by-one appends after ask).
+          if (opts?.reply || !opts?.headers?.has(PubHeaders.ExpectedLastSubjectSequenceHdr)) return;
           const [foreign] = events(uuidv7(), 1);
           cutIns.push(foreign.id);
           target.publish(nats.s.conversationEvents('default', foreign.conversationId), encodeEvent(foreign));

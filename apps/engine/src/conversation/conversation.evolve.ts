@@ -11,6 +11,9 @@ export function evolve(state: ConversationState, event: SteerlineEvent): Convers
   const before = state.turns.get(turnId) ?? { ...newTurn(), turnId, tenantId: event.tenantId, conversationId: event.conversationId };
   const turn = evolveTurn(before, event);
   const turns = new Map(state.turns).set(turnId, turn);
+  // The running turn's own events (its steers, steps, calls) move neither the queue nor the phase:
+  // the bulk of a conversation's events, so the phase is not worked out again for each.
+  if (state.phase === 'running' && state.running === turnId && event.type !== 'TurnQueued' && event.type !== 'TurnStarted' && !isTerminalTurnEvent(event)) return { ...state, turns };
   let { queue, lastEnded } = state;
   let running = state.phase === 'running' ? state.running : undefined;
   if (event.type === 'TurnQueued') queue = [...queue, turnId];

@@ -1,7 +1,9 @@
-import { InvalidArgumentError, headers, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, JetStreamApiCodes, PubHeaders, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
+import { InvalidArgumentError, type NatsConnection } from '@nats-io/transport-node';
+import { JetStreamApiCodes, PubHeaders } from '@nats-io/jetstream';
 import { isSteerEventType, EVENT_TYPE_HEADER, STEER_ID_HEADER, encodeEvent, type SteerlineEvent } from '@steerline/contracts';
 import { jetStreamErrorCode } from '@steerline/runtime';
+import { AckInbox } from './ack-inbox';
+import { EventHeaders } from './event-headers';
 
 /** Another writer appended to the conversation first: this writer is stale (fenced). */
 export class StaleWriterError extends Error {
@@ -60,7 +62,7 @@ export interface AppendCounts {
  * deduplicated by the stream).
  */
 export class EventLog {
-  private readonly js: JetStreamClient;
+  private readonly acks: AckInbox;
   readonly counts: AppendCounts = { publishes: 0, acks: 0, ackRounds: 0 };
 
   constructor(
@@ -69,7 +71,7 @@ export class EventLog {
     /** Told of each event once the log acknowledged it (the engine's metrics). */
     private readonly appended: (event: SteerlineEvent) => void = () => undefined,
   ) {
-    this.js = jetstream(nc);
+    this.acks = new AckInbox(nc, opts.ackTimeoutMs);
   }
 
   /** Appends in order; returns the subject's new last sequence. */
@@ -94,7 +96,7 @@ export class EventLog {
   private async appendBatch(subject: string, events: readonly SteerlineEvent[], expectedLastSeq: number): Promise<number> {
     const last = events.length - 1;
     const fence = (i: number): Fence => (i === 0 ? { lastSubjectSequence: expectedLastSeq } : { lastMsgID: events[i - 1].id });
-    let ack: Promise<PubAck>;
+    let ack: Promise<number>;
     try {
       for (let i = 0; i < last; i++) this.nc.publish(subject, encodeEvent(events[i]), { headers: fencedHeaders(events[i], fence(i)) });
       this.counts.publishes += last;
@@ -106,7 +108,7 @@ export class EventLog {
     this.counts.ackRounds += 1;
     let seq: number;
     try {
-      seq = (await ack).seq;
+      seq = await ack;
     } catch {
       return this.appendEach(subject, events, expectedLastSeq);
     }
@@ -132,7 +134,7 @@ export class EventLog {
     for (let attempt = 0; ; attempt++) {
       try {
         this.counts.ackRounds += 1;
-        const { seq } = await this.publish(subject, event, { lastSubjectSequence: expectedLastSeq });
+        const seq = await this.publish(subject, event, { lastSubjectSequence: expectedLastSeq });
         this.appended(event);
         return seq;
       } catch (err) {
@@ -145,33 +147,28 @@ export class EventLog {
     }
   }
 
-  private publish(subject: string, event: SteerlineEvent, expect: Fence): Promise<PubAck> {
+  /** Publishes one event asking for its ack; resolves with its stream sequence. */
+  private publish(subject: string, event: SteerlineEvent, expect: Fence): Promise<number> {
     this.counts.publishes += 1;
     this.counts.acks += 1;
-    return this.js.publish(subject, encodeEvent(event), {
-      msgID: event.id,
-      // The client writes expectation headers into the object it is given: a fresh one each time.
-      headers: eventHeaders(event),
-      expect,
-      timeout: this.opts.ackTimeoutMs,
-    });
+    return this.acks.publish(subject, encodeEvent(event), fencedHeaders(event, expect));
   }
 }
 
-/** What an append expects the stream to hold before it: the subject's last sequence, or the event just before it (nats.js's `expect`). */
+/** What an append expects the stream to hold before it: the subject's last sequence, or the event just before it. */
 type Fence = { lastSubjectSequence: number } | { lastMsgID: string };
 
-/** An event's headers with its id and fence, for a publish that asks for no ack (the stream checks them all the same). */
+/** An event's headers with its id and fence (the stream checks them whether an ack is asked for or not). */
 function fencedHeaders(event: SteerlineEvent, fence: Fence) {
   const h = eventHeaders(event);
   h.set(PubHeaders.MsgIdHdr, event.id);
   if ('lastSubjectSequence' in fence) h.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(fence.lastSubjectSequence));
   else h.set(PubHeaders.ExpectedLastMsgIdHdr, fence.lastMsgID);
-  return h;
+  return h.asMsgHdrs();
 }
 
-function eventHeaders(event: SteerlineEvent) {
-  const h = headers();
+function eventHeaders(event: SteerlineEvent): EventHeaders {
+  const h = new EventHeaders();
   h.set(EVENT_TYPE_HEADER, event.type);
   if (isSteerEventType(event.type)) h.set(STEER_ID_HEADER, (event.data as { steerId: string }).steerId);
   return h;

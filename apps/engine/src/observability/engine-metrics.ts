@@ -22,7 +22,15 @@ export class EngineMetrics {
   private readonly boundaryOf = new Remembered<string>();
   private readonly r = [this.registry];
 
-  readonly events = new Counter({ name: 'steerline_events_appended_total', help: 'Events this engine appended to the log, by type', labelNames: ['type'], registers: this.r });
+  /** Appended since the last scrape, by type: added to `events` when scraped (prom-client's labelled `inc` hashes its labels each time, on every event). */
+  private readonly eventsSinceScrape = new Map<string, number>();
+  readonly events = new Counter({
+    name: 'steerline_events_appended_total',
+    help: 'Events this engine appended to the log, by type',
+    labelNames: ['type'],
+    registers: this.r,
+    collect: () => this.flushEventCounts(),
+  });
   readonly steersAccepted = new Counter({ name: 'steerline_steers_accepted_total', help: 'Steers accepted (SteerQueued appended)', registers: this.r });
   readonly steersDelivered = new Counter({ name: 'steerline_steers_delivered_total', help: 'Steers delivered to the model (SteeringDelivered appended), by boundary', labelNames: ['boundary'], registers: this.r });
   readonly steersDropped = new Counter({ name: 'steerline_steers_dropped_total', help: 'Steers dropped (SteerDropped appended), by reason', labelNames: ['reason'], registers: this.r });
@@ -64,8 +72,13 @@ export class EngineMetrics {
     }
   }
 
+  private flushEventCounts(): void {
+    for (const [type, n] of this.eventsSinceScrape) this.events.inc({ type }, n);
+    this.eventsSinceScrape.clear();
+  }
+
   private count(e: SteerlineEvent): void {
-    this.events.inc({ type: e.type });
+    this.eventsSinceScrape.set(e.type, (this.eventsSinceScrape.get(e.type) ?? 0) + 1);
     const at = Date.parse(e.at);
     const turn = e.turnId ?? '';
     switch (e.type) {

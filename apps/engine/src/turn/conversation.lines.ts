@@ -1,6 +1,6 @@
 import type { Subscription } from '@nats-io/transport-node';
 import type { JetStreamManager } from '@nats-io/jetstream';
-import { messagesOf, uuidv7, type ChatMessage, type ConversationLog, type TurnEvent } from '@steerline/contracts';
+import { messagesOf, type ChatMessage, type ConversationLog, type TurnEvent } from '@steerline/contracts';
 import { readConversationAt, type StoredEvent } from '@steerline/runtime';
 import { ConversationWriter } from '../log/conversation-writer';
 import type { EventLog } from '../log/event-log';
@@ -9,8 +9,8 @@ import { execute, type Refusal } from '../conversation/conversation.decider';
 import { evolve } from '../conversation/conversation.evolve';
 import { initialConversation, type ConversationState } from '../conversation/conversation.state';
 import type { TurnState } from './turn.state';
+import { stampContext } from './stamp';
 
-const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
 
 /** What a decision appended, and the conversation after it; or why it was refused (nothing appended). */
 export type Decided = { ok: true; events: TurnEvent[]; state: ConversationState } | { ok: false; refusal: Refusal };

@@ -38,14 +38,16 @@ export function evolve(state: TurnState, event: TurnEvent): TurnState {
 }
 
 function evolveRun(state: Started, event: TurnEvent): Started {
-  const next: Started = { ...state, seq: event.seq };
+  // Each case copies the state once, with the event's seq (not a copy first, then a copy of the copy).
+  const seq = event.seq;
   switch (event.type) {
     case 'TurnResumed':
-      return { ...next, engineId: event.data.engineId, resumes: event.data.attempt };
+      return { ...state, seq, engineId: event.data.engineId, resumes: event.data.attempt };
     case 'ModelRequested':
       // A request after a text-only answer is a continuation (docs/design.md §2.6).
       return {
-        ...next,
+        ...state,
+        seq,
         step: event.data.step,
         awaiting: 'model',
         delivering: [],
@@ -57,39 +59,41 @@ function evolveRun(state: Started, event: TurnEvent): Started {
       // Older steps' calls stay only for their approvals; a reused id is the latest call's, in answer order.
       const calls = new Map([...state.calls].filter(([id, c]) => !answered.has(id) && c.approval !== undefined));
       for (const c of toolCalls) calls.set(c.id, { toolCallId: c.id, step, name: c.name, args: c.args, progress: 'answered' });
-      return { ...next, responded: true, lastText: event.data.text, awaiting: toolCalls.length ? 'tools' : 'nothing', calls };
+      return { ...state, seq, responded: true, lastText: event.data.text, awaiting: toolCalls.length ? 'tools' : 'nothing', calls };
     }
     case 'ModelInterrupted':
       // Never an answer: no calls, no text of the turn's; the boundary `interrupt` follows (docs/design.md §2, "Urgency").
-      return { ...next, awaiting: 'interrupted' };
+      return { ...state, seq, awaiting: 'interrupted' };
     case 'ToolCallStarted':
-      return { ...next, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, progress: 'started' })) };
+      return { ...state, seq, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, progress: 'started' })) };
     case 'ToolApprovalRequested':
-      return { ...next, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, approval: { status: 'pending', requestedAt: event.at } })) };
+      return { ...state, seq, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, approval: { status: 'pending', requestedAt: event.at } })) };
     case 'ToolApprovalDecided': {
       const { decision, reason, by } = event.data;
       return {
-        ...next,
+        ...state,
+        seq,
         calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, approval: { status: decision, requestedAt: c.approval?.requestedAt ?? event.at, by, ...(reason !== undefined && { reason }) } })),
       };
     }
     case 'ToolCallFinished':
-      return { ...next, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, progress: 'finished', finishedSeq: event.seq })) };
+      return { ...state, seq, calls: withCall(state, event.data.toolCallId, (c) => ({ ...c, progress: 'finished', finishedSeq: event.seq })) };
     case 'SteerQueued': {
       const { steerId, text, position, onTurnEnd, expiresAt, urgency, waitingFor } = event.data;
       const record: SteerRecord = { steerId, text, position, status: 'queued', onTurnEnd: onTurnEnd ?? 'continue', ...(expiresAt && { expiresAt }), ...(urgency && { urgency }), ...(waitingFor && { waitingFor }) };
-      return { ...next, queue: [...state.queue, steerId], nextPosition: position + 1, steers: withSteer(state, record) };
+      return { ...state, seq, queue: [...state.queue, steerId], nextPosition: position + 1, steers: withSteer(state, record) };
     }
     case 'SteerEdited': {
       const record = state.steers.get(event.data.steerId);
-      return record ? { ...next, steers: withSteer(state, { ...record, text: event.data.text }) } : next;
+      return record ? { ...state, seq, steers: withSteer(state, { ...record, text: event.data.text }) } : { ...state, seq };
     }
     case 'SteeringDelivered': {
       const { steerId, step, boundary, requestStep } = event.data;
       const record = state.steers.get(steerId);
-      if (!record) return next;
+      if (!record) return { ...state, seq };
       return {
-        ...next,
+        ...state,
+        seq,
         queue: state.queue.filter((id) => id !== steerId),
         delivering: [...state.delivering, steerId],
         steers: withSteer(state, { ...record, status: 'delivered', step, boundary, requestStep }),
@@ -98,15 +102,16 @@ function evolveRun(state: Started, event: TurnEvent): Started {
     case 'SteerDropped': {
       const { steerId, reason, nextTurnId } = event.data;
       const record = state.steers.get(steerId);
-      if (!record) return next;
+      if (!record) return { ...state, seq };
       return {
-        ...next,
+        ...state,
+        seq,
         queue: state.queue.filter((id) => id !== steerId),
         steers: withSteer(state, { ...record, status: 'dropped', reason, ...(nextTurnId && { nextTurnId }) }),
         ...(nextTurnId && { nextTurnId }),
       };
     }
     default:
-      return next;
+      return { ...state, seq };
   }
 }

@@ -25,6 +25,7 @@ import { evolve } from './turn.evolve';
 import { TurnDeadlines } from './turn.deadlines';
 import { approvalAnswerOf, receiptOf, stepCalls, type TurnState } from './turn.state';
 import { StepWork } from './step-work';
+import { stampContext } from './stamp';
 
 /** Where a turn's events go: the conversation's one writer, shared with the decisions about its other turns. */
 export interface TurnLog {
@@ -47,7 +48,6 @@ export interface RunnerDeps {
   onEnded: (runner: TurnRunner) => void;
 }
 
-const stampContext = () => ({ id: uuidv7(), at: new Date().toISOString() });
 
 /**
  * The shell around the turn's decider for a turn whose loop runs in this
