@@ -43,14 +43,24 @@ export async function measureBoundaryAcks(opts: { natsUrl: string; prefix: strin
   const nc = (service as unknown as { nc: NatsConnection }).nc;
   const publish = nc.publish.bind(nc);
   const ask = nc.request.bind(nc);
+  // An ack is asked for by a publish with a reply subject (the event log's own ack inbox) or by a request.
+  let asking = false;
   nc.publish = (subject: string, payload?: Parameters<NatsConnection['publish']>[1], o?: PublishOptions) => {
-    if (subject.startsWith(events)) counted.publishes++;
+    if (subject.startsWith(events)) {
+      counted.publishes++;
+      if (o?.reply && !asking) counted.acks++;
+    }
     return publish(subject, payload, o);
   };
   nc.request = (subject: string, payload?: Parameters<NatsConnection['request']>[1], o?: RequestOptions) => {
-    // A request goes out through the connection's publish (counted there) with a reply subject for its ack.
+    // A request goes out through the connection's publish (counted there, its reply not counted again).
     if (subject.startsWith(events)) counted.acks++;
-    return ask(subject, payload, o);
+    asking = true;
+    try {
+      return ask(subject, payload, o);
+    } finally {
+      asking = false;
+    }
   };
   const snapshot = () => ({ ...counted, ackRounds: log.counts.ackRounds });
   const sleep = BUILTIN_TOOLS.find((t) => t.spec.name === 'sleep')!;
