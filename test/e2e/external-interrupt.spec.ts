@@ -59,7 +59,8 @@ describe('external turns: an urgent steer', () => {
     // The receipt is read from the read model, which trails the log.
     const receipt = await eventually(async () => {
       const r = await stack.api('GET', `/turns/${turn.turnId}/steers/${accepted.body.steerId}`);
-      return r.body.status === 'queued' ? undefined : r;
+      // Not found until the steer is projected, then queued until its delivery is.
+      return typeof r.body.status === 'string' && r.body.status !== 'queued' ? r : undefined;
     }, 10_000, 'the receipt to be projected');
     expect(receipt.body).toMatchObject({ status: 'delivered', boundary: 'interrupt', step: 1, requestStep: 2 });
   });
