@@ -125,7 +125,12 @@ export interface RequestOptions {
 }
 
 /** A request/reply call with a bounded wait; failures come back as `SteerlineError`. */
-export async function request<T>(nc: NatsConnection, subject: string, body: unknown, opts: RequestOptions, taken?: (msg: Msg) => boolean): Promise<T> {
+export async function request<T>(nc: NatsConnection, subject: string, body: unknown, opts: RequestOptions): Promise<T> {
+  return unwrapReply(decodeJson((await requestMessage(nc, subject, body, opts)).data) as Reply<T>);
+}
+
+/** `request`'s reply message as it came (failures to get one are its typed errors, as for `request`). */
+async function requestMessage(nc: NatsConnection, subject: string, body: unknown, opts: RequestOptions): Promise<Msg> {
   const data = encodeJson(body);
   // Checked before sending: the client would throw a bare InvalidArgumentError.
   if (data.length > maxPayload(nc)) throw tooLarge(`the request on ${subject}`, data.length, maxPayload(nc));
@@ -141,8 +146,7 @@ export async function request<T>(nc: NatsConnection, subject: string, body: unkn
     }
     throw new SteerlineError('unavailable', `request on ${subject} failed: ${(err as Error).message}`);
   }
-  if (taken?.(msg)) return undefined as T;
-  return unwrapReply(decodeJson(msg.data) as Reply<T>);
+  return msg;
 }
 
 /**
@@ -151,13 +155,9 @@ export async function request<T>(nc: NatsConnection, subject: string, body: unkn
  * an error reply thrown as its typed error.
  */
 export async function requestWithHeader<T>(nc: NatsConnection, subject: string, body: unknown, header: string, opts: RequestOptions): Promise<{ header: string; data: Uint8Array } | { value: T }> {
-  let found: { header: string; data: Uint8Array } | undefined;
-  const value = await request<T>(nc, subject, body, opts, (msg) => {
-    const h = msg.headers?.get(header);
-    if (h) found = { header: h, data: msg.data };
-    return Boolean(h);
-  });
-  return found ?? { value };
+  const msg = await requestMessage(nc, subject, body, opts);
+  const found = msg.headers?.get(header);
+  return found ? { header: found, data: msg.data } : { value: unwrapReply(decodeJson(msg.data) as Reply<T>) };
 }
 
 export type Handler = (body: unknown, msg: Msg) => Promise<unknown> | unknown;
