@@ -27,7 +27,7 @@ import { measurePartitions, partitionRows } from './partitions';
 import { deleteStreams, spawnApp, tearDown } from './processes';
 import { measureJetStream, measureRaw, startFloors } from './raw';
 import { renderReport, type Row } from './report';
-import { median } from './stats';
+import { cpuMs, median } from './stats';
 import { measureBoundary, measureProjectionLag } from './steerline';
 import { measureWatchers } from './watchers';
 
@@ -97,12 +97,12 @@ async function main(): Promise<void> {
     log('projection lag');
     const lag = await measureProjectionLag(gatewayUrl, nc, prefix);
     log('projector throughput');
-    const rounds = await benchProjector({ databaseUrl, events: 20_000 });
+    const rounds = await benchProjector({ databaseUrl, events: 20_000, cpuMs });
     const projector = {
       projectorEventsPerSecond: median(rounds.map((r) => r.projectorEventsPerSecond)),
       rawInsertRowsPerSecond: median(rounds.map((r) => r.rawInsertRowsPerSecond)),
     };
-    const batchPath = await measureBatchPath(databaseUrl, accept, 1e6 / projector.projectorEventsPerSecond);
+    const batchPath = await measureBatchPath(databaseUrl, accept, rounds);
     log('partitioned projection');
     const partitioned = await measurePartitions({ natsUrl: NATS_URL, pgServer: PG_SERVER, nc, log });
     log('rebuild');

@@ -5,6 +5,9 @@
  *
  *   node dist/scripts/bench/profile-summary.js <file.cpuprofile> [--skip 0.5] [--by layer|package|function] [--top 30]
  *
+ * `--from S --to S`: only the samples between those seconds of the profile instead (a phase of the
+ * run, e.g. the 64-client blocks, found with `--by second`: the busy ms of each second).
+ *
  * `--requests N`: also the CPU ms per request of each line (N requests in the window).
  */
 import { readFileSync } from 'node:fs';
@@ -55,6 +58,8 @@ function main(): void {
   const file = args.find((a) => a.endsWith('.cpuprofile'));
   if (!file) throw new Error('usage: profile-summary.js <file.cpuprofile> [--skip 0.5] [--by layer|package|function] [--top 30] [--requests N]');
   const skip = Number(opt('skip', '0.5'));
+  const [from, to] = [Number(opt('from', 'NaN')) * 1e6, Number(opt('to', 'NaN')) * 1e6];
+  const windowed = !Number.isNaN(from) || !Number.isNaN(to);
   const by = opt('by', 'layer');
   const top = Number(opt('top', '30'));
   const requests = Number(opt('requests', '0'));
@@ -68,15 +73,17 @@ function main(): void {
   profile.samples.forEach((id, i) => {
     const dt = profile.timeDeltas[i] ?? 0;
     t += dt;
-    if (t < skip * span) return;
+    if (windowed ? t < (from || 0) || t > (to || Infinity) : t < skip * span) return;
     const cf = frames.get(id)!;
     if (cf.functionName === '(idle)') return void (idle += dt);
     busy += dt;
-    const k = key(cf, by);
+    const k = by === 'second' ? String(Math.floor(t / 1e6)).padStart(4) : key(cf, by);
     totals.set(k, (totals.get(k) ?? 0) + dt);
   });
-  console.log(`${file}: busy ${(busy / 1e3).toFixed(0)} ms, idle ${(idle / 1e3).toFixed(0)} ms (after the first ${skip * 100}%)`);
-  for (const [k, us] of [...totals].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  const where = windowed ? `seconds ${from / 1e6 || 0}–${to / 1e6 || 'end'}` : `after the first ${skip * 100}%`;
+  console.log(`${file}: busy ${(busy / 1e3).toFixed(0)} ms, idle ${(idle / 1e3).toFixed(0)} ms (${where})`);
+  const sorted = by === 'second' ? [...totals].sort((a, b) => Number(a[0]) - Number(b[0])) : [...totals].sort((a, b) => b[1] - a[1]).slice(0, top);
+  for (const [k, us] of sorted) {
     const per = requests ? `  ${(us / 1e3 / requests).toFixed(3)} ms/req` : '';
     console.log(`${(us / 1e3).toFixed(1).padStart(8)} ms ${((100 * us) / busy).toFixed(1).padStart(5)}%${per}  ${k}`);
   }

@@ -1,6 +1,6 @@
 import type { Subscription } from '@nats-io/transport-node';
 import type { JetStreamManager } from '@nats-io/jetstream';
-import { messagesOf, type ChatMessage, type ConversationLog, type TurnEvent } from '@steerline/contracts';
+import { isTerminalTurnEvent, messagesOf, type ChatMessage, type SteerlineEvent, type ConversationLog, type TurnEvent } from '@steerline/contracts';
 import { readConversationAt, type StoredEvent } from '@steerline/runtime';
 import { ConversationWriter } from '../log/conversation-writer';
 import type { EventLog } from '../log/event-log';
@@ -39,8 +39,8 @@ export class ConversationLine {
     this.context = stored.flatMap((s) => messagesOf(s.event));
     this.writer = new ConversationWriter(log, subject, lastSeq, (events) => {
       const before = this.state;
-      this.state = events.reduce(evolve, before);
       const turn = this.turnStates.get(events);
+      this.state = (turn && ownStepOf(before, events, turn)) ?? events.reduce(evolve, before);
       if (turn) this.state = sharingTurn(before, this.state, turn);
     });
   }
@@ -109,6 +109,21 @@ export class ConversationLine {
     for (const sub of this.queued.values()) sub.unsubscribe();
     this.queued.clear();
   }
+}
+
+/**
+ * The conversation after a batch of the running turn's own events (its steers, steps and calls: none
+ * that moves the queue or the phase), evolved from the very object the runner decided it from: the
+ * runner's state after it, as evolving the batch again here would make it (evolve is pure). Evolving
+ * it again was work twice over, and more: the turn's steers are a GrowingMap, whose `set` on a
+ * version the runner already grew copies it, so each steer cost the conversation O(steers) (issue 34).
+ * Undefined for any other batch, which is evolved event by event.
+ */
+function ownStepOf(before: ConversationState, events: readonly SteerlineEvent[], turn: { from: TurnState; to: TurnState }): ConversationState | undefined {
+  const { turnId } = turn.to;
+  if (before.phase !== 'running' || before.running !== turnId || before.turns.get(turnId) !== turn.from) return undefined;
+  if (!events.every((e) => e.turnId === turnId && e.type !== 'TurnQueued' && e.type !== 'TurnStarted' && !isTerminalTurnEvent(e))) return undefined;
+  return { ...before, turns: new Map(before.turns).set(turnId, turn.to) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, MsgRequest } from '@nats-io/jetstream';
+import type { Consumer, ConsumerCallbackFn, ConsumerMessages, FetchOptions, JetStreamClient, JetStreamManager, JsMsg, MsgRequest } from '@nats-io/jetstream';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
@@ -218,14 +218,21 @@ export class PartitionLoop {
     // A fetch ends when it is full or expires. With nothing known to be pending, ask
     // for one message, so the first event after a quiet spell is not held back by the
     // expiry; its `pending` count then sizes the next batch.
-    const messages = await consumer.fetch(
-      pending > 0 ? { max_messages: Math.min(pending, BATCH_MAX), expires: FETCH_EXPIRES_MS } : { max_messages: 1, expires: IDLE_EXPIRES_MS },
-    );
+    // Handed over by a callback as they arrive, not through the async iterator: that is a generator's
+    // yield and a promise per message (issue 34). The fetch's end (full, expired, stopped or failed) is
+    // `closed()`. nats.js 3.4's fetch takes `callback` as consume does (the same PullConsumerMessages),
+    // though only consume's options type it; projector.spec.ts covers both ends.
+    const msgs: JsMsg[] = [];
+    const callback: ConsumerCallbackFn = (m) => void msgs.push(m);
+    const messages = await consumer.fetch({
+      ...(pending > 0 ? { max_messages: Math.min(pending, BATCH_MAX), expires: FETCH_EXPIRES_MS } : { max_messages: 1, expires: IDLE_EXPIRES_MS }),
+      callback,
+    } as FetchOptions);
     this.fetching = messages;
     if (!this.running || this.switched) messages.stop();
-    const msgs: JsMsg[] = [];
     try {
-      for await (const m of messages) msgs.push(m);
+      const failed = await messages.closed();
+      if (failed) throw failed;
     } finally {
       this.fetching = undefined;
     }

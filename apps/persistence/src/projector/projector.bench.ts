@@ -17,6 +17,12 @@ import type { DeadLetters } from './dead-letters';
 export interface ProjectorBenchRound {
   projectorEventsPerSecond: number;
   rawInsertRowsPerSecond: number;
+  /**
+   * The projector's CPU per event (µs): this process's and its PostgreSQL backends', while it
+   * applied the round. Wall time per event is less than their sum: the next batch is decoded
+   * while PostgreSQL commits the last, on the other core. Given when `cpuMs` was.
+   */
+  projectorCpuUsPerEvent?: number;
 }
 
 /**
@@ -30,6 +36,8 @@ export async function benchProjector(opts: {
   batchSize?: number;
   warmupEvents?: number;
   rounds?: number;
+  /** A process's CPU so far (ms), e.g. from /proc: with it, each round also gives its CPU per event. */
+  cpuMs?: (pid: number) => number;
 }): Promise<ProjectorBenchRound[]> {
   const batchSize = opts.batchSize ?? 500;
   const messages = syntheticLog(opts.events ?? 20_000);
@@ -78,13 +86,24 @@ export async function benchProjector(opts: {
     await inGeneration((db) => db.query('TRUNCATE bench_raw'));
     await project(warmUp, 'bench-warm-up');
 
+    // The backends serving this bench's connections (its pool opened them while warming up).
+    const backends: number[] = opts.cpuMs
+      ? ((await dataSource.query("SELECT pid FROM pg_stat_activity WHERE application_name = 'steerline-bench' AND datname = current_database()")) as { pid: number }[]).map((r) => r.pid)
+      : [];
+    const cpu = () => {
+      const own = process.cpuUsage();
+      return (own.user + own.system) / 1000 + backends.reduce((t, pid) => t + opts.cpuMs!(pid), 0);
+    };
+
     const rounds: ProjectorBenchRound[] = [];
     for (let round = 0; round < (opts.rounds ?? 3); round++) {
       const batches = chunk(round === 0 ? messages : syntheticLog(messages.length), batchSize);
       await inGeneration((db) => db.query('TRUNCATE bench_raw'));
       const rawInsertRowsPerSecond = messages.length / (await timed(() => insertRaw(batches)));
+      const cpu0 = cpu();
       const projectorEventsPerSecond = messages.length / (await timed(() => project(batches, `bench-${round}`)));
-      rounds.push({ projectorEventsPerSecond, rawInsertRowsPerSecond });
+      const projectorCpuUsPerEvent = opts.cpuMs ? ((cpu() - cpu0) * 1000) / messages.length : undefined;
+      rounds.push({ projectorEventsPerSecond, rawInsertRowsPerSecond, ...(projectorCpuUsPerEvent !== undefined && { projectorCpuUsPerEvent }) });
     }
     return rounds;
   } finally {
