@@ -38,9 +38,14 @@ export async function benchProjector(opts: {
   rounds?: number;
   /** A process's CPU so far (ms), e.g. from /proc: with it, each round also gives its CPU per event. */
   cpuMs?: (pid: number) => number;
+  /**
+   * A log to apply instead of synthetic turns (e.g. what a live run appended, to hold its read
+   * side against the batch path of the same events): every round applies it all, to empty tables.
+   */
+  log?: LogMessage[];
 }): Promise<ProjectorBenchRound[]> {
   const batchSize = opts.batchSize ?? 500;
-  const messages = syntheticLog(opts.events ?? 20_000);
+  const messages = opts.log ?? syntheticLog(opts.events ?? 20_000);
   const dataSource = await openReadModels(opts.databaseUrl, 'steerline-bench');
   // A generation of its own: the active read models are never touched.
   const generation = await dataSource.transaction((db) => createGeneration(db));
@@ -97,8 +102,8 @@ export async function benchProjector(opts: {
 
     const rounds: ProjectorBenchRound[] = [];
     for (let round = 0; round < (opts.rounds ?? 3); round++) {
-      const batches = chunk(round === 0 ? messages : syntheticLog(messages.length), batchSize);
-      await inGeneration((db) => db.query('TRUNCATE bench_raw'));
+      const batches = chunk(round === 0 || opts.log ? messages : syntheticLog(messages.length), batchSize);
+      await inGeneration((db) => db.query(`TRUNCATE bench_raw${opts.log ? ', conversations, turns, steers, messages, stalled_conversations, checkpoints' : ''}`));
       const rawInsertRowsPerSecond = messages.length / (await timed(() => insertRaw(batches)));
       const cpu0 = cpu();
       const projectorEventsPerSecond = messages.length / (await timed(() => project(batches, `bench-${round}`)));
