@@ -12,6 +12,9 @@ import type { TurnCommand } from '../../apps/engine/src/turn/turn.commands';
 import { initialState, type TurnState } from '../../apps/engine/src/turn/turn.state';
 import { openNats, uniquePrefix, type NatsHandle } from '../support/env';
 
+/** The line's state of the test's turn (none before the conversation exists). */
+const turnOf = (line: ConversationLine): TurnState | undefined => (line.state.phase === 'none' ? undefined : line.state.turns.get(TURN_ID));
+
 describe('a conversation line follows its running turn’s batches (real NATS log)', () => {
   let nats: NatsHandle;
   beforeAll(async () => {
@@ -40,15 +43,13 @@ describe('a conversation line follows its running turn’s batches (real NATS lo
     await decide({ ...initialState(), turnId: TURN_ID, tenantId: 'default', conversationId: CONVERSATION_ID }, startCommand({ maxQueued: 100 }));
     expect(line.state).toMatchObject({ phase: 'running', running: TURN_ID });
     // The runner starts from the line's state of the turn (as the registry hands it over).
-    if (line.state.phase === 'none') throw new Error('the line lost its conversation');
-    let turn = line.state.turns.get(TURN_ID)!;
+    let turn = turnOf(line)!;
 
     // A branch of a GrowingMap (a `set` on a version already grown) copies the steers so far.
     const copies = jest.spyOn(GrowingMap.prototype as unknown as { ownLog(): unknown }, 'ownLog');
     for (let i = 0; i < 40; i++) {
       turn = await decide(turn, { type: 'SubmitSteer', steerId: uuidv7(), text: `steer ${i}` });
-      if (line.state.phase === 'none') throw new Error('the line lost its conversation');
-      expect(line.state.turns.get(TURN_ID)).toBe(turn);
+      expect(turnOf(line)).toBe(turn);
     }
     expect(copies).not.toHaveBeenCalled();
     copies.mockRestore();
