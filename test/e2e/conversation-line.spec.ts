@@ -38,8 +38,7 @@ describe('a conversation line follows its running turn’s batches (real NATS lo
       log.push(...events);
       return state;
     };
-    const first = line.state.phase === 'none' ? undefined : line.state;
-    expect(first?.phase).toBe('idle');
+    expect(line.state.phase).toBe('idle');
     await decide({ ...initialState(), turnId: TURN_ID, tenantId: 'default', conversationId: CONVERSATION_ID }, startCommand({ maxQueued: 100 }));
     expect(line.state).toMatchObject({ phase: 'running', running: TURN_ID });
     // The runner starts from the line's state of the turn (as the registry hands it over).
@@ -52,7 +51,6 @@ describe('a conversation line follows its running turn’s batches (real NATS lo
       expect(turnOf(line)).toBe(turn);
     }
     expect(copies).not.toHaveBeenCalled();
-    copies.mockRestore();
 
     // A batch that ends the turn moves the phase: evolved event by event, as before.
     await decide(turn, { type: 'CancelTurn', reason: 'user' });

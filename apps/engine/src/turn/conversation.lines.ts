@@ -40,8 +40,8 @@ export class ConversationLine {
     this.writer = new ConversationWriter(log, subject, lastSeq, (events) => {
       const before = this.state;
       const turn = this.turnStates.get(events);
-      this.state = (turn && ownStepOf(before, events, turn)) ?? events.reduce(evolve, before);
-      if (turn) this.state = sharingTurn(before, this.state, turn);
+      const evolved = () => events.reduce(evolve, before);
+      this.state = turn ? (ownStepOf(before, events, turn) ?? sharingTurn(before, evolved(), turn)) : evolved();
     });
   }
 

@@ -19,8 +19,8 @@ export interface ProjectorBenchRound {
   rawInsertRowsPerSecond: number;
   /**
    * The projector's CPU per event (µs): this process's and its PostgreSQL backends', while it
-   * applied the round. Wall time per event is less than their sum: the next batch is decoded
-   * while PostgreSQL commits the last, on the other core. Given when `cpuMs` was.
+   * applied the round. Wall time per event may be less than their sum (the next batch is decoded
+   * while PostgreSQL commits the last, on the other core) or more (waits). Given when `cpuMs` was.
    */
   projectorCpuUsPerEvent?: number;
 }
