@@ -15,6 +15,9 @@ import { ratioIs, parseTarget, type Row, type Target } from './report';
 import { idleTurn } from './steerline';
 import { cpuMs, median, pool } from './stats';
 
+/** Requests per client in the 64-client warm-up: 5 120 events for the read side, as many as the batch path's warm-up. */
+const WARM_64 = 80;
+
 export interface AcceptContext {
   gatewayUrl: string;
   floors: FloorServers;
@@ -79,6 +82,13 @@ export async function measureSteerAccept(ctx: AcceptContext) {
     const sequential = await interleavedLoad(client, sequentialWays, 5, 1, 200);
 
     const turns = await pool(Array.from({ length: 64 }, () => () => idleTurn(api)), 16);
+    // Warmed up at 64 clients first, unmeasured, as the projector's batch path is on 5 000 events: a
+    // process that has not yet applied that many live events is measured optimising its own code and
+    // growing its heap (persistence alone: 167-182 µs of CPU per event cold, 70-99 µs after 10 000).
+    // The steers go to turns of their own, so the measured turns' queues are as long as without it.
+    const warmTurns = await pool(Array.from({ length: 64 }, () => () => idleTurn(api)), 16);
+    for (const spec of [post([ctx.floors.pipeline]), steers(warmTurns)]) await client.run({ ...spec, clients: warmTurns.length, each: WARM_64 });
+    await caughtUp();
     process.stderr.write('bench: steer accept with 64 clients\n');
     const concurrent = await interleavedLoad(
       client,
@@ -97,7 +107,7 @@ export async function measureSteerAccept(ctx: AcceptContext) {
     );
     // The log as the read side projected it (before the cancels below add their own events): the batch path replays it.
     const log: LogMessage[] = (await readSubject(jetstream(ctx.nc), jsm, s.stream, s.events)).map((e) => ({ streamSeq: e.streamSeq, subject: e.subject, loggedAt: e.event.at, data: encodeEvent(e.event) }));
-    await pool([...few, ...turns].map((tid) => () => fetch(`${api}/turns/${tid}/cancel`, { method: 'POST' })), 16);
+    await pool([...few, ...warmTurns, ...turns].map((tid) => () => fetch(`${api}/turns/${tid}/cancel`, { method: 'POST' })), 16);
     return { sequential, concurrent, natsFound: nats !== undefined, log };
   } finally {
     await client.close();

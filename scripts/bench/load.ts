@@ -88,8 +88,9 @@ export async function interleavedLoad(client: LoadClient, ways: Record<string, W
   for (let r = 0; r < rounds; r++) {
     for (const [name, way] of Object.entries(ways)) {
       const a = acc[name];
-      const before = await readAll(way.processes ?? {});
+      // Counted first: reading them (e.g. a metrics scrape) is the bench's work, not the block's.
       const countBefore = await way.count?.();
+      const before = await readAll(way.processes ?? {});
       const result = await client.run({ ...way.spec, clients, each });
       await way.settle?.();
       const after = await readAll(way.processes ?? {});
