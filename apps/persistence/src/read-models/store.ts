@@ -17,6 +17,8 @@ interface Table<R> {
   name: string;
   columns: Columns;
   onConflict: string;
+  /** Written as an UPDATE of the stored rows whose key (the first column) it names, not an INSERT. */
+  update?: true;
   values(row: R): unknown[];
 }
 
@@ -28,6 +30,8 @@ const CONVERSATIONS: Table<ConversationRow> = {
   onConflict: 'ON CONFLICT (id) DO UPDATE SET message_count = EXCLUDED.message_count',
   values: (c) => [c.id, c.tenantId, c.createdAt, c.messageCount],
 };
+// A turn's columns that its events change; the others (its conversation, tenant, prompt, model, limits) are written once.
+const TURN_CHANGES = ['status', 'steps', 'text', 'error', 'cancel_reason', 'resumes', 'queued', 'delivered', 'dropped', 'pending_approvals', 'started_at', 'ended_at', 'last_event_seq'];
 const TURNS: Table<TurnRow> = {
   name: 'turns',
   columns: [
@@ -35,11 +39,23 @@ const TURNS: Table<TurnRow> = {
     ['model', 'jsonb'], ['limits', 'jsonb'], ['text', 'text'], ['error', 'jsonb'], ['cancel_reason', 'text'], ['resumes', 'int'], ['queued', 'int'],
     ['delivered', 'int'], ['dropped', 'int'], ['pending_approvals', 'jsonb'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['last_event_seq', 'int'],
   ],
-  onConflict: updateOnConflict('id', ['status', 'steps', 'text', 'error', 'cancel_reason', 'resumes', 'queued', 'delivered', 'dropped', 'pending_approvals', 'started_at', 'ended_at', 'last_event_seq']),
+  onConflict: updateOnConflict('id', TURN_CHANGES),
   values: (t) => [
     t.id, t.conversationId, t.tenantId, t.status, t.steps, t.prompt, json(t.model), json(t.limits), t.text, json(t.error),
     t.cancelReason, t.resumes, t.queued, t.delivered, t.dropped, json(t.pendingApprovals), t.startedAt, t.endedAt, t.lastEventSeq,
   ],
+};
+/**
+ * A stored turn's changes: an UPDATE of the columns that change, by id. A batch touches every
+ * turn its events belong to (64 turns with a steer each is 64 rows whatever the batch holds), and
+ * writing each one whole, with its prompt, model and limits, was most of a batch's fixed cost.
+ */
+const TURN_UPDATES: Table<TurnRow> = {
+  name: 'turns',
+  columns: TURNS.columns.filter(([name]) => name === 'id' || TURN_CHANGES.includes(name)),
+  onConflict: '',
+  update: true,
+  values: (t) => [t.id, t.status, t.steps, t.text, json(t.error), t.cancelReason, t.resumes, t.queued, t.delivered, t.dropped, json(t.pendingApprovals), t.startedAt, t.endedAt, t.lastEventSeq],
 };
 const STEERS: Table<SteerRow> = {
   name: 'steers',
@@ -101,15 +117,17 @@ export async function loadWorkingSet(db: EntityManager, events: SteerlineEvent[]
   });
 }
 
-const WRITES = [CONVERSATIONS, TURNS, STEERS, MESSAGES, STALLS, CHECKPOINTS] as Table<unknown>[];
+const WRITES = [CONVERSATIONS, TURNS, TURN_UPDATES, STEERS, MESSAGES, STALLS, CHECKPOINTS] as Table<unknown>[];
 const SAVE_SQL = saveStatement(WRITES);
 
 /** Writes back every row that changed, and the checkpoint when it moved, in one statement. */
 export async function saveWorkingSet(db: EntityManager, ws: WorkingSet, checkpoints: { name: string; streamSeq: number }[] = []): Promise<void> {
-  const changed = (ids: Set<string>, rows: Map<string, unknown>) => [...ids].map((id) => rows.get(id)!);
+  const changed = (ids: Iterable<string>, rows: Map<string, unknown>) => [...ids].map((id) => rows.get(id)!);
+  const turns = [...ws.changed.turns];
   const rows: unknown[][] = [
     changed(ws.changed.conversations, ws.conversations),
-    changed(ws.changed.turns, ws.turns),
+    changed(turns.filter((id) => !ws.storedTurns.has(id)), ws.turns),
+    changed(turns.filter((id) => ws.storedTurns.has(id)), ws.turns),
     changed(ws.changed.steers, ws.steers),
     ws.messages,
     changed(ws.changed.stalled, ws.stalled),
@@ -197,11 +215,18 @@ function insertStatement(table: string, columns: Columns, offset: number, onConf
   return `INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) SELECT * FROM unnest(${unnest}) ${onConflict}`;
 }
 
+/** An UPDATE of the rows whose key (the first column) is in the first array, from one array per column. */
+function updateStatement(table: string, columns: Columns, offset: number): string {
+  const [[key], ...set] = columns;
+  const unnest = columns.map(([, type], i) => `$${offset + i + 1}::${type}[]`).join(', ');
+  return `UPDATE ${table} t SET ${set.map(([name]) => `${name} = u.${name}`).join(', ')} FROM unnest(${unnest}) AS u(${columns.map(([name]) => name).join(', ')}) WHERE t.${key} = u.${key}`;
+}
+
 /** Every table's upsert as one statement of data-modifying CTEs: PostgreSQL runs them all, once each. */
 function saveStatement(tables: Table<unknown>[]): string {
   let offset = 0;
   const parts = tables.map((t, i) => {
-    const sql = `w${i} AS (${insertStatement(t.name, t.columns, offset, t.onConflict)})`;
+    const sql = `w${i} AS (${t.update ? updateStatement(t.name, t.columns, offset) : insertStatement(t.name, t.columns, offset, t.onConflict)})`;
     offset += t.columns.length;
     return sql;
   });

@@ -16,6 +16,8 @@ export interface WorkingSet {
   /** Conversations that stopped advancing, by id: their events are parked, not applied. */
   stalled: Map<string, StallRow>;
   changed: { conversations: Set<string>; turns: Set<string>; steers: Set<string>; stalled: Set<string> };
+  /** Turns whose row was loaded (it is stored): a change to one is an update of the columns that change. */
+  storedTurns: Set<string>;
 }
 
 export function workingSet(
@@ -28,6 +30,7 @@ export function workingSet(
     messages: [],
     stalled: new Map((rows.stalled ?? []).map((r) => [r.conversationId, r])),
     changed: { conversations: new Set(), turns: new Set(), steers: new Set(), stalled: new Set() },
+    storedTurns: new Set((rows.turns ?? []).map((r) => r.id)),
   };
 }
 
