@@ -30,20 +30,20 @@ const CONVERSATIONS: Table<ConversationRow> = {
   onConflict: 'ON CONFLICT (id) DO UPDATE SET message_count = EXCLUDED.message_count',
   values: (c) => [c.id, c.tenantId, c.createdAt, c.messageCount],
 };
-// A turn's columns that its events change; the others (its conversation, tenant, prompt, model, limits) are written once.
-const TURN_CHANGES = ['status', 'steps', 'text', 'error', 'cancel_reason', 'resumes', 'queued', 'delivered', 'dropped', 'pending_approvals', 'started_at', 'ended_at', 'last_event_seq'];
+// A turn's columns that its events change, and their values; the others (its conversation, tenant,
+// prompt, model, limits) are written once, when the turn's row is made.
+const TURN_CHANGES: Columns = [
+  ['status', 'text'], ['steps', 'int'], ['text', 'text'], ['error', 'jsonb'], ['cancel_reason', 'text'], ['resumes', 'int'], ['queued', 'int'],
+  ['delivered', 'int'], ['dropped', 'int'], ['pending_approvals', 'jsonb'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['last_event_seq', 'int'],
+];
+const turnChanges = (t: TurnRow): unknown[] => [
+  t.status, t.steps, t.text, json(t.error), t.cancelReason, t.resumes, t.queued, t.delivered, t.dropped, json(t.pendingApprovals), t.startedAt, t.endedAt, t.lastEventSeq,
+];
 const TURNS: Table<TurnRow> = {
   name: 'turns',
-  columns: [
-    ['id', 'uuid'], ['conversation_id', 'uuid'], ['tenant_id', 'text'], ['status', 'text'], ['steps', 'int'], ['prompt', 'text'],
-    ['model', 'jsonb'], ['limits', 'jsonb'], ['text', 'text'], ['error', 'jsonb'], ['cancel_reason', 'text'], ['resumes', 'int'], ['queued', 'int'],
-    ['delivered', 'int'], ['dropped', 'int'], ['pending_approvals', 'jsonb'], ['started_at', 'timestamptz'], ['ended_at', 'timestamptz'], ['last_event_seq', 'int'],
-  ],
-  onConflict: updateOnConflict('id', TURN_CHANGES),
-  values: (t) => [
-    t.id, t.conversationId, t.tenantId, t.status, t.steps, t.prompt, json(t.model), json(t.limits), t.text, json(t.error),
-    t.cancelReason, t.resumes, t.queued, t.delivered, t.dropped, json(t.pendingApprovals), t.startedAt, t.endedAt, t.lastEventSeq,
-  ],
+  columns: [['id', 'uuid'], ['conversation_id', 'uuid'], ['tenant_id', 'text'], ['prompt', 'text'], ['model', 'jsonb'], ['limits', 'jsonb'], ...TURN_CHANGES],
+  onConflict: updateOnConflict('id', TURN_CHANGES.map(([name]) => name)),
+  values: (t) => [t.id, t.conversationId, t.tenantId, t.prompt, json(t.model), json(t.limits), ...turnChanges(t)],
 };
 /**
  * A stored turn's changes: an UPDATE of the columns that change, by id. A batch touches every
@@ -52,10 +52,10 @@ const TURNS: Table<TurnRow> = {
  */
 const TURN_UPDATES: Table<TurnRow> = {
   name: 'turns',
-  columns: TURNS.columns.filter(([name]) => name === 'id' || TURN_CHANGES.includes(name)),
+  columns: [['id', 'uuid'], ...TURN_CHANGES],
   onConflict: '',
   update: true,
-  values: (t) => [t.id, t.status, t.steps, t.text, json(t.error), t.cancelReason, t.resumes, t.queued, t.delivered, t.dropped, json(t.pendingApprovals), t.startedAt, t.endedAt, t.lastEventSeq],
+  values: (t) => [t.id, ...turnChanges(t)],
 };
 const STEERS: Table<SteerRow> = {
   name: 'steers',
