@@ -1,11 +1,14 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { SteerlineClient } from '@steerline/client';
+import { subjects, type RunnerNext } from '@steerline/contracts';
+import { request } from '@steerline/runtime';
 import { measureJetStream, startFloors } from './raw';
 import type { Row } from './report';
 import { measureBoundary } from './steerline';
 import { median, percentile } from './stats';
 
-const REPS = 200;
+/** Alternately through the gateway and straight to the engine: (REPS − WARM) / 2 samples each. */
+const REPS = 350;
 const WARM = 50;
 const CANCELS = 40;
 const sleepCall = { id: 'call_1_0', name: 'sleep', args: { ms: 1 } };
@@ -25,12 +28,18 @@ const p50p99 = (samples: number[]): P50P99 => ({ p50: median(samples), p99: perc
  * request 2 (one queued), through the gateway and engine processes — next to
  * the engine's own boundary (tool result in hand → model request sent, one
  * steer queued), a bare HTTP round trip and a JetStream ack measured in the
- * same run. Also: a cancel sent until the runner's signal aborts.
+ * same run. Every other repetition sends the same report straight to the
+ * engine over NATS (the subject the gateway forwards it to), without the
+ * runner's HTTP round trip and the gateway: what the engine's side of the
+ * boundary costs, so the rest is the gateway's. Also: a cancel sent until the
+ * runner's signal aborts.
  */
 export async function measureExternalBoundary(opts: { gatewayUrl: string; natsUrl: string; prefix: string; nc: NatsConnection }) {
   const client = new SteerlineClient({ baseUrl: opts.gatewayUrl });
   const floors = await startFloors({ natsUrl: opts.natsUrl, prefix: `${opts.prefix}x`, nc: opts.nc });
+  const s = subjects(opts.prefix);
   const external: number[] = [];
+  const direct: number[] = [];
   const bare: number[] = [];
   const cancels: number[] = [];
   try {
@@ -39,8 +48,11 @@ export async function measureExternalBoundary(opts: { gatewayUrl: string; natsUr
       const turn = await client.startExternalTurn(id, { prompt: 'bench' });
       await turn.reportAnswer({ step: 1, text: '', toolCalls: [sleepCall] });
       await client.steer(turn.turnId, 'a steer of ordinary length, about sixty characters');
+      const straight = rep % 2 === 1;
       const t0 = performance.now();
-      const next = await turn.reportResults(1, RESULTS);
+      const next = straight
+        ? await request<RunnerNext>(opts.nc, s.runnerResults(turn.turnId), { tenantId: 'default', lease: turn.leaseToken, step: 1, results: RESULTS }, { timeoutMs: 10_000, noResponders: 'unavailable' })
+        : await turn.reportResults(1, RESULTS);
       const t1 = performance.now();
       if (next.next !== 'model' || next.steers.length !== 1) throw new Error(`the boundary answered ${JSON.stringify(next)}`);
       // The same HTTP work for the client: a POST of the report's JSON, its JSON answer read (a GET was 0.1–0.2 ms less).
@@ -48,7 +60,7 @@ export async function measureExternalBoundary(opts: { gatewayUrl: string; natsUr
       const t2 = performance.now();
       await turn.reportAnswer({ step: 2, text: 'ok', toolCalls: [] });
       if (rep >= WARM) {
-        external.push(t1 - t0);
+        (straight ? direct : external).push(t1 - t0);
         bare.push(t2 - t1);
       }
     }
@@ -69,7 +81,7 @@ export async function measureExternalBoundary(opts: { gatewayUrl: string; natsUr
   let internal: number[] = [];
   await measureBoundary({ natsUrl: opts.natsUrl, prefix: `${opts.prefix}i`, nc: opts.nc, queued: [1], onSamples: (_k, samples) => (internal = samples) });
   const { jsAck } = await measureJetStream(opts.nc, `${opts.prefix}j`, new TextEncoder().encode(JSON.stringify({ text: 'a steer of ordinary length, about sixty characters' })));
-  return { external: p50p99(external), internal: p50p99(internal), bareHttp: p50p99(bare), jsAck: p50p99(jsAck.slice(200)), cancel: p50p99(cancels) };
+  return { external: p50p99(external), direct: p50p99(direct), internal: p50p99(internal), bareHttp: p50p99(bare), jsAck: p50p99(jsAck.slice(200)), cancel: p50p99(cancels) };
 }
 
 export function externalBoundaryRows(m: Awaited<ReturnType<typeof measureExternalBoundary>>): Row[] {
@@ -82,6 +94,15 @@ export function externalBoundaryRows(m: Awaited<ReturnType<typeof measureExterna
     { group: 'steerline', name: 'boundary, engine’s own turn, p99', value: m.internal.p99, unit: 'ms' },
     { group: 'steerline', name: 'boundary, external turn, 1 steer queued (runner’s results report → it holds the steers), p50', value: m.external.p50, unit: 'ms', floor: floor('p50'), floorName, target: '≤ 1×' },
     { group: 'steerline', name: 'boundary, external turn, p99', value: m.external.p99, unit: 'ms', floor: floor('p99'), floorName: `${floorName}, p99s` },
+    {
+      group: 'steerline',
+      name: 'same report sent straight to the engine over NATS (no HTTP, no gateway), p50',
+      value: m.direct.p50,
+      unit: 'ms',
+      floor: m.internal.p50 + m.jsAck.p50,
+      floorName: 'internal boundary + JS ack',
+    },
+    { group: 'steerline', name: 'the gateway’s share of that boundary (through the gateway − straight to the engine − bare HTTP round trip), p50', value: m.external.p50 - m.direct.p50 - m.bareHttp.p50, unit: 'ms' },
     { group: 'steerline', name: 'external turn: cancel sent → the runner’s signal aborted, p50', value: m.cancel.p50, unit: 'ms', floor: m.bareHttp.p50, floorName: 'bare HTTP round trip' },
     { group: 'steerline', name: 'external turn: cancel sent → the runner’s signal aborted, p99', value: m.cancel.p99, unit: 'ms' },
   ];

@@ -138,7 +138,7 @@ async function main(): Promise<void> {
     log('event streams at scale');
     rows.push(...watcherRows(await measureWatchers({ natsUrl: NATS_URL, prefix, nc, idle: IDLE_WATCHERS, storm: STORM_WATCHERS, log })));
     log('capacity: engine throughput, bytes per event');
-    rows.push(...(await capacityRows({ natsUrl: NATS_URL, prefix, nc, pgServer: PG_SERVER }, raw.jsWindowedPerSecond)));
+    rows.push(...(await capacityRows({ natsUrl: NATS_URL, prefix, nc, pgServer: PG_SERVER })));
     log('idle gateway CPU while another serves steers');
     rows.push(...idleGatewayRows(await measureIdleGateway({ env, servingUrl: gatewayUrl, servingPid: gateway.child.pid!, baselineDist: process.env.BENCH_BASELINE_DIST, log })));
     log('what the shared rate limit adds to a request');
