@@ -150,8 +150,7 @@ const RAW_PAYLOAD = new TextEncoder().encode(JSON.stringify({ tenantId: 'default
  * The rows of `npm run bench` (the capacity model in docs/operations.md reads them). The engine's
  * appends are held (≥ 0.6×) to raw JetStream publishes with 64 acks in flight measured next to
  * them, just before and just after its run (their mean): the same figure from the raw baselines,
- * minutes earlier on a nats-server that held less, read 88 000/s where the runs beside the engine
- * read 54 000–75 000/s.
+ * minutes earlier, read 70 900/s in a run where these read 48 900/s.
  */
 export async function capacityRows(opts: Parameters<typeof measureBytesPerEvent>[0]): Promise<Row[]> {
   const before = (await measureJetStream(opts.nc, `${opts.prefix}wb`, RAW_PAYLOAD)).windowed;
