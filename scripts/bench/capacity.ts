@@ -5,7 +5,7 @@ import { Client } from 'pg';
 import { EVENT_TYPE_HEADER, subjects } from '@steerline/contracts';
 import { request } from '@steerline/runtime';
 import { deleteStreams, spawnApp, stop, tearDown } from './processes';
-import { measureJetStream } from './raw';
+import { STEER_COMMAND, measureJetStream } from './raw';
 import type { Row } from './report';
 import { cpuMs, pool } from './stats';
 
@@ -143,9 +143,6 @@ export async function measureEngineThroughput(opts: { natsUrl: string; prefix: s
   }
 }
 
-/** What the raw JetStream floor publishes: a steer's body, as the raw baselines do. */
-const RAW_PAYLOAD = new TextEncoder().encode(JSON.stringify({ tenantId: 'default', text: 'a steer of ordinary length, about sixty characters' }));
-
 /**
  * The rows of `npm run bench` (the capacity model in docs/operations.md reads them). The engine's
  * appends are held (≥ 0.6×) to raw JetStream publishes with 64 acks in flight measured next to
@@ -153,9 +150,9 @@ const RAW_PAYLOAD = new TextEncoder().encode(JSON.stringify({ tenantId: 'default
  * minutes earlier, read 70 900/s in a run where these read 48 900/s.
  */
 export async function capacityRows(opts: Parameters<typeof measureBytesPerEvent>[0]): Promise<Row[]> {
-  const before = (await measureJetStream(opts.nc, `${opts.prefix}wb`, RAW_PAYLOAD)).windowed;
+  const before = (await measureJetStream(opts.nc, `${opts.prefix}wb`, STEER_COMMAND)).windowed;
   const e = await measureEngineThroughput(opts);
-  const after = (await measureJetStream(opts.nc, `${opts.prefix}wa`, RAW_PAYLOAD)).windowed;
+  const after = (await measureJetStream(opts.nc, `${opts.prefix}wa`, STEER_COMMAND)).windowed;
   const jsWindowed = (before + after) / 2;
   const b = await measureBytesPerEvent(opts);
   return [

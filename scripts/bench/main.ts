@@ -25,7 +25,7 @@ import { interruptRows, measureInterrupt } from './interrupt';
 import { engineScaleRows, measureEngineScale, subscriptionBytes } from './engine-scale';
 import { measurePartitions, partitionRows } from './partitions';
 import { deleteStreams, spawnApp, tearDown } from './processes';
-import { measureJetStream, measureRaw, startFloors } from './raw';
+import { STEER_COMMAND, measureJetStream, measureRaw, startFloors } from './raw';
 import { renderReport, type Row } from './report';
 import { cpuMs, median } from './stats';
 import { measureBoundary, measureProjectionLag } from './steerline';
@@ -154,12 +154,11 @@ async function main(): Promise<void> {
 
 async function capacityOnly(): Promise<void> {
   await withBenchNats(async (prefix, nc) => {
-    const payload = new TextEncoder().encode(JSON.stringify({ tenantId: 'default', text: 'a steer of ordinary length, about sixty characters' }));
     const baseline = process.env.BENCH_BASELINE_DIST && join(process.env.BENCH_BASELINE_DIST, 'apps/engine/src/main.js');
     const builds = baseline ? [{ name: 'this build', entry: undefined }, { name: 'baseline', entry: baseline }] : [{ name: 'this build', entry: undefined }];
     for (let round = 0; round < Number(process.env.BENCH_ROUNDS ?? 2); round++) {
       for (const build of builds) {
-        const { windowed } = await measureJetStream(nc, `${prefix}r${round}`, payload);
+        const { windowed } = await measureJetStream(nc, `${prefix}r${round}`, STEER_COMMAND);
         const e = await measureEngineThroughput({ natsUrl: NATS_URL, prefix: `${prefix}${round}${build.entry ? 'b' : 'a'}`, nc, entry: build.entry });
         console.log(
           `round ${round + 1}, ${build.name}: raw JetStream 64 in flight ${windowed.toFixed(0)}/s; engine ${e.eventsPerSecond.toFixed(0)} events/s (${(e.eventsPerSecond / windowed).toFixed(2)}×), ` +

@@ -26,11 +26,10 @@ export async function measureRaw(opts: { natsUrl: string; prefix: string; databa
     },
   });
   await responder.flush();
-  const payload = new TextEncoder().encode(JSON.stringify({ tenantId: 'default', text: 'a steer of ordinary length, about sixty characters' }));
-  await timeEach(200, () => nc.request(echo, payload, { timeout: 5000 }));
-  const nats = await timeEach(3000, () => nc.request(echo, payload, { timeout: 5000 }));
+  await timeEach(200, () => nc.request(echo, STEER_COMMAND, { timeout: 5000 }));
+  const nats = await timeEach(3000, () => nc.request(echo, STEER_COMMAND, { timeout: 5000 }));
 
-  const { jsAck, windowed } = await measureJetStream(nc, opts.prefix, payload);
+  const { jsAck, windowed } = await measureJetStream(nc, opts.prefix, STEER_COMMAND);
   const pgRows = await measurePostgres(opts.databaseUrl);
   await responder.close();
   await nc.close();
@@ -90,6 +89,8 @@ export async function measurePostgres(databaseUrl: string): Promise<number> {
 
 export const get = (url: string) => fetch(url).then((r) => r.arrayBuffer());
 export const STEER_BODY = JSON.stringify({ text: 'a steer of ordinary length, about sixty characters' });
+/** A steer command's bytes as the engine gets them over NATS: what the raw NATS and JetStream floors send. */
+export const STEER_COMMAND = new TextEncoder().encode(JSON.stringify({ tenantId: 'default', text: 'a steer of ordinary length, about sixty characters' }));
 export const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: STEER_BODY }).then((r) => r.arrayBuffer());
 
 /** The floor processes (floor.ts), running: a bare HTTP server and the raw pipeline (its server and its responder). */

@@ -7,6 +7,12 @@ let taken = POOL.length;
 /** The id's 36 characters are written here, then read out as one string. */
 const OUT = Buffer.alloc(36);
 
+/** A byte as two hex digits at `at` of OUT. */
+function hex(at: number, byte: number): void {
+  OUT[at] = HEX[byte >> 4];
+  OUT[at + 1] = HEX[byte & 15];
+}
+
 /**
  * RFC 9562 UUIDv7: time-ordered, so ids sort by creation and index well. 48 bits of
  * milliseconds, the version, 74 random bits from a pooled buffer (`randomFillSync`, the same
@@ -27,10 +33,6 @@ export function uuidv7(now: number = Date.now()): string {
   for (let i = 7; i >= 0; i--, t = Math.floor(t / 16)) OUT[i] = HEX[t % 16];
   OUT[8] = OUT[13] = OUT[18] = OUT[23] = 0x2d; // '-'
   OUT[14] = 0x37; // '7', the version
-  const hex = (at: number, byte: number) => {
-    OUT[at] = HEX[byte >> 4];
-    OUT[at + 1] = HEX[byte & 15];
-  };
   // rand_a (12 bits), then the variant (10) with rand_b's 62 bits.
   OUT[15] = HEX[POOL[r] & 15];
   hex(16, POOL[r + 1]);
