@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { ENVELOPE_ROOM_BYTES, MAX_OUTPUT_BYTES_DEFAULT, RUNNER_LEASE_MS, subjects } from '@steerline/contracts';
-import { connectNats, ensureStream, maxPayload } from '@steerline/runtime';
+import { connectNats, ensureStream, maxPayload, poolCommands } from '@steerline/runtime';
 import { LivePublisher } from './live/live.publisher';
 import { onError, serveEngineCommands, subscribeQueuedTurn } from './commands/engine.commands';
 import { startModel } from './commands/start-model';
@@ -48,6 +48,8 @@ export class EngineService implements OnApplicationShutdown {
   async start(): Promise<void> {
     const s = subjects(this.config.prefix, { subjectPartitions: this.config.subjectPartitions });
     const nc = (this.nc = await connectNats(this.config.natsUrl, `steerline-engine-${this.config.engineId}`));
+    // A command line per event, written without an ArrayBuffer of its own (issue 34).
+    poolCommands(nc);
     const jsm = await jetstreamManager(nc);
     await ensureStream(jsm, s, this.config.streamReplicas);
     const log = (this.log = new EventLog(nc, undefined, (event) => this.metrics.record(event)));

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { NATS_URL } from '../../../test/support/env';
 import { connectNats, decodeJson, encodeJson } from './nats';
-import { coalesceWrites } from './nats-writes';
+import { headers } from '@nats-io/transport-node';
+import { coalesceWrites, poolCommands } from './nats-writes';
 
 /** Counts the socket writes of a connection (nats.js hands each flush to its transport's `send`). */
 function countWrites(nc: NatsConnection): () => number {
@@ -56,6 +57,52 @@ describe('coalesceWrites', () => {
     expect(coalescedWrites()).toBeLessThanOrEqual(2);
     await sub.closed;
     expect(got).toEqual([...Array(10).keys(), ...Array(10).keys()]);
+  });
+
+  it('still answers requests', async () => {
+    const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}`;
+    const responder = await open(true);
+    responder.subscribe(subject, { callback: (_err, msg) => void msg.respond(msg.data) });
+    await responder.flush();
+    const requester = await open(true);
+    const answers = await Promise.all([1, 2, 3].map((n) => requester.request(subject, encodeJson({ n }), { timeout: 5000 })));
+    expect(answers.map((m) => decodeJson(m.data))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  });
+});
+
+describe('poolCommands', () => {
+  const connections: NatsConnection[] = [];
+  afterAll(async () => Promise.all(connections.map((nc) => nc.close())));
+  const open = async (pooled: boolean) => {
+    const nc = await connectNats(NATS_URL, 'nats-writes-spec');
+    connections.push(nc);
+    if (pooled) poolCommands(nc);
+    await nc.flush();
+    return nc;
+  };
+
+  it('writes as nats.js does (once per microtask checkpoint), and every message arrives whole, in order, with its headers', async () => {
+    // A subject token outside ASCII: its protocol line is UTF-8, as nats.js writes it.
+    const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}.zürich`;
+    const reader = await open(false);
+    const got: { i: number; type: string; subject: string }[] = [];
+    const sub = reader.subscribe(subject, {
+      max: 10,
+      callback: (_err, msg) => void got.push({ i: (decodeJson(msg.data) as { i: number }).i, type: msg.headers?.get('Steerline-Event-Type') ?? '', subject: msg.subject }),
+    });
+    await reader.flush();
+    const pooled = await open(true);
+    const writes = countWrites(pooled);
+    for (let i = 0; i < 10; i++) {
+      const h = headers();
+      h.set('Steerline-Event-Type', `Type${i}`);
+      pooled.publish(subject, encodeJson({ i }), { headers: h });
+      await Promise.resolve();
+    }
+    await pooled.flush();
+    expect(writes()).toBeGreaterThanOrEqual(10);
+    await sub.closed;
+    expect(got).toEqual([...Array(10).keys()].map((i) => ({ i, type: `Type${i}`, subject })));
   });
 
   it('still answers requests', async () => {

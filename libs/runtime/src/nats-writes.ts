@@ -8,8 +8,6 @@ interface Outbound {
   sendCommand(cmd: string | Uint8Array, ...payloads: unknown[]): void;
 }
 
-const encoder = new TextEncoder();
-
 /**
  * Makes the connection write what it queued once per turn of the event loop
  * (`setImmediate`) instead of once per microtask checkpoint, as nats.js does.
@@ -19,17 +17,32 @@ const encoder = new TextEncoder();
  * now the requests of every socket read in one poll phase go out in one write.
  * Order is unchanged (one buffer, one writer); a command waits at most until
  * the loop's check phase, the same iteration. A buffer past nats.js's pending
- * limit is still written at once.
+ * limit is still written at once. Commands are encoded as `poolCommands` does.
  */
 export function coalesceWrites(nc: NatsConnection): void {
+  sendCommandsWith(nc, (flush) => setImmediate(flush));
+}
+
+/**
+ * Writes each command's protocol line (`PUB <subject> <reply> <sizes>`) into Node's shared
+ * 8 KiB pool (`Buffer.from`) instead of nats.js's `TextEncoder.encode`, which gives every
+ * line an ArrayBuffer of its own (~700 against ~120 ns, and one less object for the GC; an
+ * engine publishes one per event). Writes are flushed at the microtask checkpoint, as nats.js does.
+ */
+export function poolCommands(nc: NatsConnection): void {
+  sendCommandsWith(nc, (flush) => queueMicrotask(flush));
+}
+
+function sendCommandsWith(nc: NatsConnection, schedule: (flush: () => void) => void): void {
   const protocol = (nc as unknown as { protocol?: Partial<Outbound> }).protocol;
   // Another nats.js shape: keep its own behaviour rather than guess.
   if (!protocol || typeof protocol.flushPending !== 'function' || typeof protocol.sendCommand !== 'function' || !protocol.outbound) return;
   const p = protocol as Outbound;
+  const flush = () => p.flushPending();
   p.sendCommand = function sendCommand(cmd, ...payloads) {
     const queued = p.outbound.length();
-    p.outbound.fill(typeof cmd === 'string' ? encoder.encode(cmd) : cmd, ...payloads);
-    if (queued === 0) setImmediate(() => p.flushPending());
+    p.outbound.fill(typeof cmd === 'string' ? Buffer.from(cmd) : cmd, ...payloads);
+    if (queued === 0) schedule(flush);
     else if (p.outbound.size() >= p.pendingLimit) p.flushPending();
   };
 }

@@ -110,8 +110,9 @@ export async function connectNats(url: string, name: string, env: Record<string,
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** As UTF-8 bytes in Node's shared pool (`Buffer.from`), not an ArrayBuffer per message (`TextEncoder`). */
 export function encodeJson(value: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(value));
+  return Buffer.from(JSON.stringify(value));
 }
 
 export function decodeJson(data: Uint8Array): unknown {

