@@ -25,29 +25,47 @@ async function publishTen(nc: NatsConnection, subject: string): Promise<void> {
   }
 }
 
+const connections: NatsConnection[] = [];
+afterAll(async () => Promise.all(connections.map((nc) => nc.close())));
+
+/** A connection, with `writes` (coalesceWrites or poolCommands) on it, or nats.js's own. */
+async function open(writes?: (nc: NatsConnection) => void): Promise<NatsConnection> {
+  const nc = await connectNats(NATS_URL, 'nats-writes-spec');
+  connections.push(nc);
+  writes?.(nc);
+  await nc.flush();
+  return nc;
+}
+
+describe.each([
+  ['coalesceWrites', coalesceWrites],
+  ['poolCommands', poolCommands],
+] as const)('%s', (_name, writes) => {
+  it('still answers requests', async () => {
+    const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}`;
+    const responder = await open(writes);
+    responder.subscribe(subject, { callback: (_err, msg) => void msg.respond(msg.data) });
+    await responder.flush();
+    const requester = await open(writes);
+    const answers = await Promise.all([1, 2, 3].map((n) => requester.request(subject, encodeJson({ n }), { timeout: 5000 })));
+    expect(answers.map((m) => decodeJson(m.data))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  });
+});
+
 describe('coalesceWrites', () => {
-  const connections: NatsConnection[] = [];
-  afterAll(async () => Promise.all(connections.map((nc) => nc.close())));
-  const open = async (coalesce: boolean) => {
-    const nc = await connectNats(NATS_URL, 'nats-writes-spec');
-    connections.push(nc);
-    if (coalesce) coalesceWrites(nc);
-    await nc.flush();
-    return nc;
-  };
 
   it('writes what a loop turn queued in one write, in order, where nats.js alone writes once per microtask checkpoint', async () => {
     const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}`;
-    const reader = await open(false);
+    const reader = await open();
     const got: number[] = [];
     const sub = reader.subscribe(subject, { max: 20, callback: (_err, msg) => void got.push((decodeJson(msg.data) as { i: number }).i) });
     await reader.flush();
 
-    const plain = await open(false);
+    const plain = await open();
     const plainWrites = countWrites(plain);
     await publishTen(plain, subject);
     await plain.flush();
-    const coalesced = await open(true);
+    const coalesced = await open(coalesceWrites);
     const coalescedWrites = countWrites(coalesced);
     await publishTen(coalesced, subject);
     await coalesced.flush();
@@ -58,40 +76,20 @@ describe('coalesceWrites', () => {
     await sub.closed;
     expect(got).toEqual([...Array(10).keys(), ...Array(10).keys()]);
   });
-
-  it('still answers requests', async () => {
-    const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}`;
-    const responder = await open(true);
-    responder.subscribe(subject, { callback: (_err, msg) => void msg.respond(msg.data) });
-    await responder.flush();
-    const requester = await open(true);
-    const answers = await Promise.all([1, 2, 3].map((n) => requester.request(subject, encodeJson({ n }), { timeout: 5000 })));
-    expect(answers.map((m) => decodeJson(m.data))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
-  });
 });
 
 describe('poolCommands', () => {
-  const connections: NatsConnection[] = [];
-  afterAll(async () => Promise.all(connections.map((nc) => nc.close())));
-  const open = async (pooled: boolean) => {
-    const nc = await connectNats(NATS_URL, 'nats-writes-spec');
-    connections.push(nc);
-    if (pooled) poolCommands(nc);
-    await nc.flush();
-    return nc;
-  };
-
   it('writes as nats.js does (once per microtask checkpoint), and every message arrives whole, in order, with its headers', async () => {
     // A subject token outside ASCII: its protocol line is UTF-8, as nats.js writes it.
     const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}.zürich`;
-    const reader = await open(false);
+    const reader = await open();
     const got: { i: number; type: string; subject: string }[] = [];
     const sub = reader.subscribe(subject, {
       max: 10,
       callback: (_err, msg) => void got.push({ i: (decodeJson(msg.data) as { i: number }).i, type: msg.headers?.get('Steerline-Event-Type') ?? '', subject: msg.subject }),
     });
     await reader.flush();
-    const pooled = await open(true);
+    const pooled = await open(poolCommands);
     const writes = countWrites(pooled);
     for (let i = 0; i < 10; i++) {
       const h = headers();
@@ -103,15 +101,5 @@ describe('poolCommands', () => {
     expect(writes()).toBeGreaterThanOrEqual(10);
     await sub.closed;
     expect(got).toEqual([...Array(10).keys()].map((i) => ({ i, type: `Type${i}`, subject })));
-  });
-
-  it('still answers requests', async () => {
-    const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}`;
-    const responder = await open(true);
-    responder.subscribe(subject, { callback: (_err, msg) => void msg.respond(msg.data) });
-    await responder.flush();
-    const requester = await open(true);
-    const answers = await Promise.all([1, 2, 3].map((n) => requester.request(subject, encodeJson({ n }), { timeout: 5000 })));
-    expect(answers.map((m) => decodeJson(m.data))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
   });
 });
