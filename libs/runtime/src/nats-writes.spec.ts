@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { NATS_URL } from '../../../test/support/env';
 import { connectNats, decodeJson, encodeJson } from './nats';
-import { headers } from '@nats-io/transport-node';
 import { coalesceWrites, poolCommands } from './nats-writes';
 
 /** Counts the socket writes of a connection (nats.js hands each flush to its transport's `send`). */
@@ -53,7 +52,6 @@ describe.each([
 });
 
 describe('coalesceWrites', () => {
-
   it('writes what a loop turn queued in one write, in order, where nats.js alone writes once per microtask checkpoint', async () => {
     const subject = `nats-writes-spec.${randomBytes(4).toString('hex')}`;
     const reader = await open();
