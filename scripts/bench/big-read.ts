@@ -19,7 +19,12 @@ export interface BigReadResult {
   selectMs: number;
 }
 
-const ROUNDS = 5;
+/**
+ * Reads of each size per gateway, and SELECTs of the floor. A 10 005-message read spreads 180–280 ms
+ * from one read to the next on a quiet host: the median of 5 read 3.8–5.3× the SELECT in three runs
+ * where the median of 15, alternated with them, read 5.2–5.6× (docs/performance.md, eighth round).
+ */
+const ROUNDS = 15;
 
 /**
  * Time to read a conversation of `sizes` messages (half of them 2 KB tool results) through the
