@@ -1,5 +1,6 @@
 import { readConversation } from '@steerline/runtime';
 import { appendAll, bigConversation, type BigConversation } from '../../scripts/bench/big-conversation';
+import { ReadModelsClient } from '../../apps/gateway/src/nats/read-models.client';
 import { startStack, type Stack } from '../support/stack';
 
 /**
@@ -36,6 +37,46 @@ describe('a 10 000-message, 10 MB conversation', () => {
     expect(starts).toHaveLength(5);
     expect(view.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'turn 4 done' });
     expect(view.messages.filter((m: { role: string }) => m.role === 'tool').every((m: { content: string }) => m.content.length === 2000)).toBe(true);
+  });
+
+  it('asks each next page of the persistence instance that answered the one before, which read it ahead (docs/design.md §14)', async () => {
+    const { nc, s } = stack.nats;
+    const asked: string[] = [];
+    // Core NATS hands every request to every subscriber: this one only watches (it never answers).
+    const counted = async () => Object.fromEntries((await stack.persistence.metrics.pagesAt.get()).values.map((v) => [String(v.labels.read_ahead), v.value]));
+    const before = await counted();
+    const watch = nc.subscribe(`${s.queryConversation}.at.*`, { callback: (_err, msg) => void asked.push(msg.subject) });
+    await nc.flush();
+    try {
+      const view = (await (await fetch(`${stack.url}/v1/conversations/${big.conversationId}`)).json()) as { messages: { content: string }[] };
+      expect(view.messages).toHaveLength(big.messages);
+      expect(view.messages.at(-1)).toMatchObject({ content: 'turn 4 done' });
+    } finally {
+      watch.unsubscribe();
+    }
+    // ~10 MB in pages under NATS's 1 MB max_payload: every page after the first was asked there, of one instance.
+    expect(asked.length).toBeGreaterThanOrEqual(10);
+    expect(new Set(asked).size).toBe(1);
+    expect(asked[0].startsWith(`${s.queryConversation}.at.`)).toBe(true);
+    expect(asked[0]).toMatch(/\.at\.[0-9a-f]{16}$/);
+    // Each answered from the page read ahead while the one before crossed (the first page's request, with its header, started it).
+    const after = await counted();
+    const taken = (after.yes ?? 0) - (before.yes ?? 0);
+    expect(taken + (after.no ?? 0) - (before.no ?? 0)).toBe(asked.length + 1);
+    expect(taken).toBeGreaterThanOrEqual(asked.length / 2);
+  });
+
+  it('asks the queue group for a page when the instance named for it no longer answers', async () => {
+    const { nc, s } = stack.nats;
+    const reads = new ReadModelsClient(nc, s);
+    const query = { tenantId: big.tenantId, conversationId: big.conversationId, from: { section: 'messages' as const, offset: 5000 } };
+    const page = await reads.conversation(query, s.queryConversationAt('0000000000000000'));
+    if (!('layout' in page)) throw new Error('the page came without its layout');
+    expect(page.layout.next).toMatchObject({ section: 'messages' });
+    expect(page.layout.next!.offset).toBeGreaterThan(5000);
+    // It names the instance that did answer, for the page after it.
+    expect(page.at).toMatch(/\.qry\.conversation\.at\.[0-9a-f]{16}$/);
+    expect(page.at).not.toBe(s.queryConversationAt('0000000000000000'));
   });
 
   it('reads a range of messages that spans several pages', async () => {

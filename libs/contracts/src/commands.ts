@@ -92,6 +92,17 @@ export type ConversationCursor = z.infer<typeof ConversationCursorSchema>;
  * `GET /v1/conversations/:cid`) copies those bytes instead of parsing and encoding them again.
  */
 export const CONVERSATION_PAGE_HEADER = 'Steerline-Page';
+/**
+ * A header of every laid-out `qry.conversation` page reply: the subject of the persistence
+ * instance that answered it (`queryConversationAt`). The read's next page asked there comes from
+ * that instance, which then reads the page after it ahead while this one crosses (docs/design.md §14).
+ */
+export const CONVERSATION_PAGE_AT_HEADER = 'Steerline-Page-At';
+/**
+ * A header of a `qry.conversation` request: its reader asks the next page at the subject the reply
+ * names (CONVERSATION_PAGE_AT_HEADER), so the instance answering reads that page ahead at once.
+ */
+export const CONVERSATION_READ_AHEAD_HEADER = 'Steerline-Read-Ahead';
 export interface ConversationPageLayout {
   id: string;
   createdAt: string;

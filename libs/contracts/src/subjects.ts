@@ -136,6 +136,11 @@ export function subjects(prefix: string = DEFAULT_PREFIX, opts: SubjectOptions =
     /** What the owner of a conversation's running turn answers (steer, queue); one wildcard subscription per running turn. */
     conversationCommands: (conversationId: string) => `${prefix}.cmd.conv.${token(conversationId, 'conversationId')}.*`,
     queryConversation: `${prefix}.qry.conversation`,
+    /**
+     * One persistence instance's own `qry.conversation` (no queue group), named in its pages'
+     * CONVERSATION_PAGE_AT_HEADER: a read's next page is asked there, of the instance that read it ahead.
+     */
+    queryConversationAt: (instance: string) => `${prefix}.qry.conversation.at.${token(instance, 'instance')}`,
     /** The tenant's conversations, newest first, paged. */
     queryConversations: `${prefix}.qry.conversations`,
     queryTurn: `${prefix}.qry.turn`,

@@ -116,6 +116,13 @@ function requestSpecs(): RequestSpec[] {
     { id: 'runnerLive', subject: p.runnerLive(TURN), summary: 'An external turn’s runner publishes live output (ModelDelta, ToolProgress) to the conversation’s live subject.', request: PublishLiveCommand, reply: r.runnerLive },
     { id: 'runnerInterrupted', subject: p.runnerInterrupted(TURN), summary: 'An external turn’s runner reports the step it stopped for an urgent steer (ModelInterrupted, or its calls interrupted); the steers are delivered at boundary interrupt.', request: ReportInterruptedCommand, reply: r.runnerInterrupted },
     { id: 'queryConversation', subject: p.queryConversation, summary: 'The conversation read model: transcript, turns, steers.', request: ConversationQuery, reply: r.queryConversation, queue: p.persistenceQueue },
+    {
+      id: 'queryConversationAt',
+      subject: p.queryConversationAt('__instance__'),
+      summary: 'The same query, answered by one persistence instance (the one its previous page named in Steerline-Page-At), which reads the next page ahead.',
+      request: ConversationQuery,
+      reply: r.queryConversation,
+    },
     { id: 'queryConversations', subject: p.queryConversations, summary: 'The tenant’s conversations, newest first, a page at a time (keyset cursor).', request: ConversationsQuery, reply: r.queryConversations, queue: p.persistenceQueue },
     { id: 'queryTurn', subject: p.queryTurn, summary: 'One turn’s read model.', request: TurnQuery, reply: r.queryTurn, queue: p.persistenceQueue },
     { id: 'querySteer', subject: p.querySteer, summary: 'One steer’s receipt.', request: SteerQuery, reply: r.querySteer, queue: p.persistenceQueue },
@@ -132,6 +139,7 @@ const PARAMETERS: Record<string, { description: string; default?: string }> = {
   tenantId: { description: 'The tenant (a subject token).' },
   conversationId: { description: 'The conversation id (UUIDv7).' },
   turnId: { description: 'The turn id (UUIDv7).' },
+  instance: { description: 'A persistence instance’s own token (16 hex digits), as a page’s Steerline-Page-At header names it.' },
 };
 
 function channelParameters(address: string) {

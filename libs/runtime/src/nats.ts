@@ -1,4 +1,4 @@
-import { connect, headers as natsHeaders, type NatsConnection, type Msg, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, type NatsConnection, type Msg, type MsgHdrs, RequestError, TimeoutError } from '@nats-io/transport-node';
 import {
   jetstreamManager,
   JetStreamApiCodes,
@@ -123,6 +123,14 @@ export interface RequestOptions {
   timeoutMs: number;
   /** What it means that nobody answers this subject, e.g. `turn_not_running` for a turn's own subject. */
   noResponders: ErrorCode;
+  /** Headers of the request (a fresh set per request). */
+  headers?: Record<string, string>;
+}
+
+function requestHeaders(values: Record<string, string>) {
+  const h = natsHeaders();
+  for (const [k, v] of Object.entries(values)) h.set(k, v);
+  return h;
 }
 
 /** A request/reply call with a bounded wait; failures come back as `SteerlineError`. */
@@ -137,7 +145,7 @@ async function requestMessage(nc: NatsConnection, subject: string, body: unknown
   if (data.length > maxPayload(nc)) throw tooLarge(`the request on ${subject}`, data.length, maxPayload(nc));
   let msg: Msg;
   try {
-    msg = await nc.request(subject, data, { timeout: opts.timeoutMs });
+    msg = await nc.request(subject, data, { timeout: opts.timeoutMs, ...(opts.headers && { headers: requestHeaders(opts.headers) }) });
   } catch (err) {
     if (err instanceof RequestError && err.isNoResponders()) {
       throw new SteerlineError(opts.noResponders, opts.noResponders === 'turn_not_running' ? 'no engine runs this turn' : `nobody answers ${subject}`);
@@ -155,10 +163,10 @@ async function requestMessage(nc: NatsConnection, subject: string, body: unknown
  * the caller's to read as it knows it is laid out); otherwise the reply is decoded as usual and
  * an error reply thrown as its typed error.
  */
-export async function requestWithHeader<T>(nc: NatsConnection, subject: string, body: unknown, header: string, opts: RequestOptions): Promise<{ header: string; data: Uint8Array } | { value: T }> {
+export async function requestWithHeader<T>(nc: NatsConnection, subject: string, body: unknown, header: string, opts: RequestOptions): Promise<{ header: string; data: Uint8Array; headers: MsgHdrs } | { value: T }> {
   const msg = await requestMessage(nc, subject, body, opts);
   const found = msg.headers?.get(header);
-  return found ? { header: found, data: msg.data } : { value: unwrapReply(decodeJson(msg.data) as Reply<T>) };
+  return found ? { header: found, data: msg.data, headers: msg.headers! } : { value: unwrapReply(decodeJson(msg.data) as Reply<T>) };
 }
 
 export type Handler = (body: unknown, msg: Msg) => Promise<unknown> | unknown;

@@ -3,7 +3,8 @@ import type { HttpResponse } from '../http/http.types';
 import { drained } from '../http/drained';
 import type { ReadPage } from '../nats/read-models.client';
 
-export type PageReader = (query: ConversationQuery) => Promise<ReadPage>;
+/** Reads one page; `at`: the subject the page before named for it (CONVERSATION_PAGE_AT_HEADER). */
+export type PageReader = (query: ConversationQuery, at?: string) => Promise<ReadPage>;
 
 /**
  * Answers `GET /v1/conversations/:cid` as one JSON body streamed page by page
@@ -28,7 +29,7 @@ export async function streamConversation(read: PageReader, query: ConversationQu
       // One socket write per page, not per item; a slow client holds the next page back.
       await out.flush();
       if (!next) break;
-      page = await read({ ...query, from: next });
+      page = await read({ ...query, from: next }, 'at' in page ? page.at : undefined);
     }
     await out.end();
   } catch (err) {

@@ -74,7 +74,7 @@ export class ConversationsController {
   })
   read(@Tenant() tenantId: string, @Param('cid', UuidPipe) conversationId: string, @Query() query: unknown, @Res() res: HttpResponse): Promise<void> {
     const range = parseBody(TranscriptPage, query);
-    return streamConversation((q) => this.reads.conversation(q), { tenantId, conversationId, ...range }, res, (err) =>
+    return streamConversation((q, at) => this.reads.conversation(q, at), { tenantId, conversationId, ...range }, res, (err) =>
       this.logger.warn({ msg: 'conversation read aborted after its first page', conversationId, tenantId, error: (err as Error)?.message }),
     );
   }

@@ -30,6 +30,12 @@ export class PersistenceMetrics {
   readonly redelivered = new Counter({ name: 'steerline_projection_redelivered_total', help: 'Messages at or below the checkpoint (redeliveries), left alone', registers: this.r });
   readonly deadLetters = new Counter({ name: 'steerline_projection_dead_letters_total', help: 'Messages dead-lettered, by reason', labelNames: ['reason'], registers: this.r });
   readonly stalls = new Counter({ name: 'steerline_projection_stalls_total', help: 'Conversations stalled by a missing event of one of their turns', registers: this.r });
+  readonly pagesAt = new Counter({
+    name: 'steerline_conversation_pages_at_total',
+    help: 'Conversation pages of reads that ask their next page of this instance (qry.conversation.at), by whether a page read ahead answered',
+    labelNames: ['read_ahead'],
+    registers: this.r,
+  });
 
   /** One committed batch. Never throws: metrics must not fail a batch that committed. */
   batch(outcome: BatchOutcome): void {

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { ConversationQuery, ConversationsQuery, ENVELOPE_ROOM_BYTES, SteerQuery, SteerlineError, TurnQuery, parseBody, subjects, type Subjects } from '@steerline/contracts';
-import { maxPayload, serve, type Handler } from '@steerline/runtime';
+import { randomBytes } from 'node:crypto';
+import { CONVERSATION_PAGE_AT_HEADER, CONVERSATION_READ_AHEAD_HEADER, ConversationQuery, ConversationsQuery, ENVELOPE_ROOM_BYTES, SteerQuery, SteerlineError, TurnQuery, parseBody, subjects, type Subjects } from '@steerline/contracts';
+import { EncodedReply, maxPayload, serve, type Handler, type ServeErrorHandler } from '@steerline/runtime';
 import { PERSISTENCE_CONFIG, type PersistenceConfig } from '../config';
 import { NATS_CONNECTION } from '../connections';
 import { ConversationList } from './conversation-list';
@@ -39,15 +40,18 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
 
   onApplicationBootstrap(): void {
     const s = subjects(this.config.prefix);
-    const answer = (subject: string, handler: Handler) =>
-      this.subscriptions.push(
-        serve(this.nc, subject, this.tracked(handler), {
-          queue: s.persistenceQueue,
-          onError: (err, context) => this.logger.error({ msg: 'query failed', subject: context.subject, error: String(err), code: (err as SteerlineError).code }),
-        }),
-      );
+    const onError: ServeErrorHandler = (err, context) => this.logger.error({ msg: 'query failed', subject: context.subject, error: String(err), code: (err as SteerlineError).code });
+    const answer = (subject: string, handler: Handler, queue: string | undefined = s.persistenceQueue) => this.subscriptions.push(serve(this.nc, subject, this.tracked(handler), { queue, onError }));
+    // Every page names this instance's own subject; a read that asks its next page there gets it read ahead (docs/design.md §14).
+    const at = s.queryConversationAt(randomBytes(8).toString('hex'));
     // The page budget is read from the connection each time: the server's max_payload, never assumed.
-    answer(s.queryConversation, (body) => this.queries.conversation(parseBody(ConversationQuery, body), maxPayload(this.nc) - ENVELOPE_ROOM_BYTES));
+    // Read ahead for a reader that asks its next page here: one that came here, or says it will.
+    const page = (here: boolean) => async (body: unknown, msg: Msg) => {
+      const readAhead = here || msg.headers?.has(CONVERSATION_READ_AHEAD_HEADER) === true;
+      return withHeader(await this.queries.conversation(parseBody(ConversationQuery, body), maxPayload(this.nc) - ENVELOPE_ROOM_BYTES, readAhead), CONVERSATION_PAGE_AT_HEADER, at);
+    };
+    answer(s.queryConversation, page(false));
+    answer(at, page(true), undefined);
     answer(s.queryConversations, (body) => this.conversations.page(parseBody(ConversationsQuery, body)));
     answer(s.queryTurn, (body) => this.queries.turn(parseBody(TurnQuery, body)));
     answer(s.querySteer, (body) => this.queries.steer(parseBody(SteerQuery, body)));
@@ -59,6 +63,7 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
     await Promise.all(this.subscriptions.map((sub) => sub.drain().catch(() => undefined)));
     this.subscriptions.length = 0;
     await Promise.allSettled([...this.inFlight]);
+    this.queries.ahead.clear();
   }
 
   async health(): Promise<HealthView> {
@@ -104,4 +109,9 @@ export class QueryResponders implements OnApplicationBootstrap, OnModuleDestroy 
       return work;
     };
   }
+}
+
+/** The reply with one header more. */
+function withHeader(reply: EncodedReply, name: string, value: string): EncodedReply {
+  return new EncodedReply(reply.dataJson, (offset) => ({ ...reply.headers(offset), [name]: value }));
 }

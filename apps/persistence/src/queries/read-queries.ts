@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
   SteerlineError,
+  type ConversationCursor,
   type ConversationQuery,
   type Receipt,
   type SteerQuery,
@@ -15,6 +16,8 @@ import { countTroubles, readCheckpoints } from '../read-models/store';
 import { toReceipt, toTurnView } from '../read-models/views';
 import { conversationPage, encodePage } from './conversation-pages';
 import type { EncodedReply } from '@steerline/runtime';
+import { PagesAhead } from './pages-ahead';
+import { PersistenceMetrics } from '../observability/persistence-metrics';
 
 /** What the read side says about itself: for `/readyz`, metrics and operators. */
 export interface ReadSideStats {
@@ -37,16 +40,37 @@ export interface ReadSideStats {
  */
 @Injectable()
 export class ReadQueries {
-  constructor(private readonly dataSource: DataSource) {}
+  /** The next pages of reads asked of this instance (`queryConversationAt`), read ahead. */
+  readonly ahead = new PagesAhead<{ reply: EncodedReply; next?: ConversationCursor }>();
 
-  /** One page of a conversation, at most `budgetBytes` of JSON (see `conversationPage`), encoded as its reply (`encodePage`). */
-  async conversation(q: ConversationQuery, budgetBytes: number): Promise<EncodedReply> {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly metrics: PersistenceMetrics,
+  ) {}
+
+  /**
+   * One page of a conversation, at most `budgetBytes` of JSON (see `conversationPage`), encoded as its
+   * reply (`encodePage`). With `readAhead` (the read asks its next page of this instance), the page
+   * after it is started at once, and the next request is answered from it.
+   */
+  async conversation(q: ConversationQuery, budgetBytes: number, readAhead = false): Promise<EncodedReply> {
+    const ahead = readAhead ? this.ahead.take(pageKey(q, budgetBytes)) : undefined;
+    if (readAhead) this.metrics.pagesAt.inc({ read_ahead: ahead ? 'yes' : 'no' });
+    const { reply, next } = ahead ? await ahead.catch(() => this.page(q, budgetBytes)) : await this.page(q, budgetBytes);
+    if (readAhead && next) {
+      const following: ConversationQuery = { ...q, from: next };
+      this.ahead.put(pageKey(following, budgetBytes), () => this.page(following, budgetBytes));
+    }
+    return reply;
+  }
+
+  private async page(q: ConversationQuery, budgetBytes: number): Promise<{ reply: EncodedReply; next?: ConversationCursor }> {
     const page = await this.read(async (db) => {
       const conversation = await db.findOneBy(ConversationEntity, { id: q.conversationId, tenantId: q.tenantId });
       if (!conversation) throw new SteerlineError('not_found', `conversation ${q.conversationId} not found`, { conversationId: q.conversationId });
       return conversationPage(db, conversation, q, budgetBytes);
     });
-    return encodePage(page);
+    return { reply: encodePage(page), next: page.next };
   }
 
   async turn(q: TurnQuery): Promise<TurnView> {
@@ -87,4 +111,9 @@ export class ReadQueries {
       return fn(db);
     });
   }
+}
+
+/** A page request's identity: the same query from the same cursor, with the same budget. */
+function pageKey(q: ConversationQuery, budgetBytes: number): string {
+  return JSON.stringify([q.tenantId, q.conversationId, q.afterMessage ?? null, q.limit ?? null, q.from?.section ?? 'turns', q.from?.offset ?? 0, budgetBytes]);
 }
