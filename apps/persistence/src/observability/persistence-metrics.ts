@@ -32,7 +32,7 @@ export class PersistenceMetrics {
   readonly stalls = new Counter({ name: 'steerline_projection_stalls_total', help: 'Conversations stalled by a missing event of one of their turns', registers: this.r });
   readonly pagesAt = new Counter({
     name: 'steerline_conversation_pages_at_total',
-    help: 'Conversation pages of reads that ask their next page of this instance (qry.conversation.at), by whether a page read ahead answered',
+    help: 'Conversation pages after the first of reads that ask their next page of the instance that answered (qry.conversation.at), by whether a page read ahead answered',
     labelNames: ['read_ahead'],
     registers: this.r,
   });

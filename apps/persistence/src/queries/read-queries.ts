@@ -55,7 +55,8 @@ export class ReadQueries {
    */
   async conversation(q: ConversationQuery, budgetBytes: number, readAhead = false): Promise<EncodedReply> {
     const ahead = readAhead ? this.ahead.take(pageKey(q, budgetBytes)) : undefined;
-    if (readAhead) this.metrics.pagesAt.inc({ read_ahead: ahead ? 'yes' : 'no' });
+    // Counted from a read's second page on: nothing is ever read ahead for a first page.
+    if (readAhead && q.from) this.metrics.pagesAt.inc({ read_ahead: ahead ? 'yes' : 'no' });
     const { reply, next } = ahead ? await ahead.catch(() => this.page(q, budgetBytes)) : await this.page(q, budgetBytes);
     if (readAhead && next) {
       const following: ConversationQuery = { ...q, from: next };
