@@ -127,7 +127,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-function requestHeaders(values: Record<string, string>) {
+/** NATS headers holding `values` (a fresh set each call: the client writes into the one it is given). */
+function headersOf(values: Record<string, string>) {
   const h = natsHeaders();
   for (const [k, v] of Object.entries(values)) h.set(k, v);
   return h;
@@ -145,7 +146,7 @@ async function requestMessage(nc: NatsConnection, subject: string, body: unknown
   if (data.length > maxPayload(nc)) throw tooLarge(`the request on ${subject}`, data.length, maxPayload(nc));
   let msg: Msg;
   try {
-    msg = await nc.request(subject, data, { timeout: opts.timeoutMs, ...(opts.headers && { headers: requestHeaders(opts.headers) }) });
+    msg = await nc.request(subject, data, { timeout: opts.timeoutMs, ...(opts.headers && { headers: headersOf(opts.headers) }) });
   } catch (err) {
     if (err instanceof RequestError && err.isNoResponders()) {
       throw new SteerlineError(opts.noResponders, opts.noResponders === 'turn_not_running' ? 'no engine runs this turn' : `nobody answers ${subject}`);
@@ -245,9 +246,7 @@ export async function answer(nc: NatsConnection, msg: Msg, handler: Handler, rep
 
 function replyEncoded(nc: NatsConnection, msg: Msg, result: EncodedReply, report: ServeErrorHandler): void {
   if (!msg.reply) return;
-  const h = natsHeaders();
-  for (const [k, v] of Object.entries(result.headers(OK_PREFIX.length))) h.set(k, v);
-  const failure = publishSafely(nc, msg.reply, encoder.encode(`${OK_PREFIX}${result.dataJson}}`), { headers: h });
+  const failure = publishSafely(nc, msg.reply, encoder.encode(`${OK_PREFIX}${result.dataJson}}`), { headers: headersOf(result.headers(OK_PREFIX.length)) });
   if (!failure) return;
   report(failure, { subject: msg.subject });
   if (failure.code === 'payload_too_large') publishSafely(nc, msg.reply, encodeJson(errorReply(failure)));
