@@ -90,6 +90,14 @@ interface RequestSpec {
   queue?: string;
 }
 
+/** A request answered as another one is (its messages and tag), at a subject of its own. */
+interface SameAsSpec {
+  id: string;
+  subject: string;
+  summary: string;
+  sameAs: RequestSpec;
+}
+
 // Placeholders that pass the subject-token check, turned into AsyncAPI `{parameter}`s.
 const p = subjects('__prefix__');
 const placeholders = (text: string) => text.replace(/__(\w+?)__/g, '{$1}');
@@ -116,19 +124,24 @@ function requestSpecs(): RequestSpec[] {
     { id: 'runnerLive', subject: p.runnerLive(TURN), summary: 'An external turn’s runner publishes live output (ModelDelta, ToolProgress) to the conversation’s live subject.', request: PublishLiveCommand, reply: r.runnerLive },
     { id: 'runnerInterrupted', subject: p.runnerInterrupted(TURN), summary: 'An external turn’s runner reports the step it stopped for an urgent steer (ModelInterrupted, or its calls interrupted); the steers are delivered at boundary interrupt.', request: ReportInterruptedCommand, reply: r.runnerInterrupted },
     { id: 'queryConversation', subject: p.queryConversation, summary: 'The conversation read model: transcript, turns, steers.', request: ConversationQuery, reply: r.queryConversation, queue: p.persistenceQueue },
-    {
-      id: 'queryConversationAt',
-      subject: p.queryConversationAt('__instance__'),
-      summary: 'The same query, answered by one persistence instance (the one its previous page named in Steerline-Page-At), which reads the next page ahead.',
-      request: ConversationQuery,
-      reply: r.queryConversation,
-    },
     { id: 'queryConversations', subject: p.queryConversations, summary: 'The tenant’s conversations, newest first, a page at a time (keyset cursor).', request: ConversationsQuery, reply: r.queryConversations, queue: p.persistenceQueue },
     { id: 'queryTurn', subject: p.queryTurn, summary: 'One turn’s read model.', request: TurnQuery, reply: r.queryTurn, queue: p.persistenceQueue },
     { id: 'querySteer', subject: p.querySteer, summary: 'One steer’s receipt.', request: SteerQuery, reply: r.querySteer, queue: p.persistenceQueue },
     { id: 'queryHealth', subject: p.queryHealth, summary: 'The projector’s checkpoint and lag.', request: z.object({}), reply: r.queryHealth, queue: p.persistenceQueue },
     { id: 'queryTools', subject: p.queryTools, summary: 'The tools a tenant’s turns are offered now: name, description, JSON Schema, source, approval.', request: ToolsQuery, reply: r.queryTools, queue: p.engineQueue },
     { id: 'queryModels', subject: p.queryModels, summary: 'The model providers and named endpoints configured (never a key).', request: ModelsQuery, reply: r.queryModels, queue: p.engineQueue },
+  ];
+}
+
+function sameAsSpecs(requests: RequestSpec[]): SameAsSpec[] {
+  const of = (id: string) => requests.find((r) => r.id === id)!;
+  return [
+    {
+      id: 'queryConversationAt',
+      subject: p.queryConversationAt('__instance__'),
+      summary: 'The same query, answered by one persistence instance (the one its previous page named in Steerline-Page-At), which reads the next page ahead.',
+      sameAs: of('queryConversation'),
+    },
   ];
 }
 
@@ -290,19 +303,22 @@ export function asyncApiDocument(): Record<string, unknown> {
     channel: ref('channels/conversationStored'),
     messages: EVENT_TYPES.map((t) => ref(`channels/conversationStored/messages/${t}`)),
   };
-  for (const spec of requests) {
-    const name = capital(spec.id);
+  for (const spec of [...requests, ...sameAsSpecs(requests)]) {
+    // Answered with another request's messages, by one responder (no queue group).
+    const own = 'sameAs' in spec ? spec.sameAs : spec;
+    const queue = 'sameAs' in spec ? undefined : spec.queue;
+    const name = capital(own.id);
     const address = placeholders(spec.subject);
     channels[spec.id] = { address, parameters: channelParameters(address), messages: { [`${name}Request`]: ref(`components/messages/${name}Request`) } };
     operations[spec.id] = {
       action: 'receive',
       summary: spec.summary,
       description: `${spec.summary} The reply goes to the requester’s inbox; a request with no responder fails at once.`,
-      tags: [{ name: spec.queue === p.persistenceQueue ? 'queries' : 'commands' }],
+      tags: [{ name: own.queue === p.persistenceQueue ? 'queries' : 'commands' }],
       channel: ref(`channels/${spec.id}`),
       messages: [ref(`channels/${spec.id}/messages/${name}Request`)],
       reply: { channel: ref('channels/inbox'), messages: [ref(`channels/inbox/messages/${name}Reply`)] },
-      ...(spec.queue && { bindings: { nats: { queue: placeholders(spec.queue), bindingVersion: '0.1.0' } } }),
+      ...(queue && { bindings: { nats: { queue: placeholders(queue), bindingVersion: '0.1.0' } } }),
     };
   }
 
