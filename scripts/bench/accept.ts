@@ -10,7 +10,7 @@ import { readSubject } from '@steerline/runtime';
 import type { LogMessage } from '../../apps/persistence/src/projector/batch';
 import { benchProjector, type ProjectorBenchRound } from '../../apps/persistence/src/projector/projector.bench';
 import { CLIENT_CORE_LIMIT, interleavedLoad, listenerPid, startLoadClient, type Phase, type Way } from './load';
-import { STEER_BODY, type FloorServers, type RawBaselines } from './raw';
+import { STEER_BODY, caughtUp, type FloorServers, type RawBaselines } from './raw';
 import { ratioIs, parseTarget, type Row, type Target } from './report';
 import { idleTurn } from './steerline';
 import { cpuMs, median, pool } from './stats';
@@ -53,13 +53,7 @@ export async function measureSteerAccept(ctx: AcceptContext) {
     const post = (urls: string[], headers: Record<string, string> = {}): Way['spec'] => ({ method: 'POST', urls, headers: { 'content-type': 'application/json', ...headers }, body: STEER_BODY });
     const steers = (turns: string[]) => post(turns.map((t) => `${api}/turns/${t}/steers`), { prefer: 'wait=0' });
     // The read side projects what a block appended after its last steer was answered: its CPU is read once it caught up.
-    const caughtUp = async () => {
-      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
-        const info = await jsm.consumers.info(s.stream, s.projectorConsumer);
-        if (info.num_pending === 0 && info.num_ack_pending === 0) return;
-      }
-      throw new Error('the projector did not catch up within 60 s');
-    };
+    const projectorCaughtUp = () => caughtUp(jsm, s.stream, s.projectorConsumer, 'the projector');
     // Events appended, and the projector's committed batches and the messages in them.
     const counters = async () => {
       const events = (await jsm.streams.info(s.stream)).state.messages;
@@ -87,17 +81,29 @@ export async function measureSteerAccept(ctx: AcceptContext) {
     // growing its heap (persistence alone: 167-182 µs of CPU per event cold, 70-99 µs after 10 000).
     // The steers go to turns of their own, so the measured turns' queues are as long as without it.
     const warmTurns = await pool(Array.from({ length: 64 }, () => () => idleTurn(api)), 16);
-    for (const spec of [post([ctx.floors.pipeline]), steers(warmTurns)]) await client.run({ ...spec, clients: warmTurns.length, each: WARM_64 });
-    await caughtUp();
+    const { floors } = ctx;
+    for (const spec of [post([floors.pipeline]), ...(floors.projected ? [post([floors.projected])] : []), steers(warmTurns)]) await client.run({ ...spec, clients: warmTurns.length, each: WARM_64 });
+    await projectorCaughtUp();
+    await floors.projectedCaughtUp?.();
     process.stderr.write('bench: steer accept with 64 clients\n');
     const concurrent = await interleavedLoad(
       client,
       {
-        pipeline: { spec: post([ctx.floors.pipeline]), processes: { front: one(ctx.floors.pids.pipeline), responder: one(ctx.floors.pids.responder), nats: one(nats) } },
+        pipeline: { spec: post([floors.pipeline]), processes: { front: one(floors.pids.pipeline), responder: one(floors.pids.responder), nats: one(nats) } },
+        // The same pipeline with a bare read side: its projector and that one's PostgreSQL backend
+        // in the keys of persistence and PostgreSQL, read once it caught up, as the steers' are.
+        ...(floors.projected && {
+          projected: {
+            spec: post([floors.projected]),
+            processes: { front: one(floors.pids.pipeline), responder: one(floors.pids.responder), nats: one(nats), persistence: one(floors.pids.projector), postgres: one(floors.pids.projectorDb) },
+            settle: floors.projectedCaughtUp,
+            count: floors.projectedCounts,
+          },
+        }),
         steer: {
           spec: steers(turns),
           processes: { front: one(ctx.pids.gateway), responder: one(ctx.pids.engine), nats: one(nats), persistence: one(ctx.pids.persistence), postgres: backends },
-          settle: caughtUp,
+          settle: projectorCaughtUp,
           count: counters,
         },
       },
@@ -164,6 +170,23 @@ function clientBound(phases: Phase[], inner?: string | Target): Target {
 const sum = (cpu: Record<string, number>, keys: string[]) => keys.reduce((t, k) => t + (cpu[k] ?? 0), 0);
 
 /**
+ * The pipeline with a bare read side (floor.ts `projector`): what a steer costs at the least when its
+ * event is also projected into PostgreSQL, which the pipeline the targets hold steers against does not do.
+ */
+function projectedRows(p: Phase): Row[] {
+  const bound = { target: clientBound([p]) };
+  const name = 'pipeline with a bare projector (pull consumer, one INSERT and a checkpoint per batch), 64 clients';
+  return [
+    { group: 'raw', name, value: p.perSecond, unit: 'req/s', ...bound },
+    { group: 'raw', name: `${name}: CPU per 1 000 requests, total`, value: sum(p.cpuPer1000, ['front', 'responder', 'nats', 'persistence', 'postgres']), unit: 'ms' },
+    { group: 'raw', name: `${name}: CPU per 1 000 requests, nats-server`, value: p.cpuPer1000.nats, unit: 'ms' },
+    { group: 'raw', name: `${name}: CPU per 1 000 requests, bare projector`, value: p.cpuPer1000.persistence, unit: 'ms' },
+    { group: 'raw', name: `${name}: CPU per 1 000 requests, its PostgreSQL backend`, value: p.cpuPer1000.postgres, unit: 'ms' },
+    { group: 'raw', name: `${name}: events per committed batch, mean`, value: p.counted.batched / p.counted.batches, unit: 'msgs' },
+  ];
+}
+
+/**
  * The raw hops and the floors, then steer accept held against the composed raw pipeline, the
  * client's CPU, and the CPU budget per steer; the read side's cost under live load is held against
  * the projector's batch path.
@@ -172,6 +195,7 @@ export function floorRows(raw: RawBaselines, accept: Accept, batchPath?: BatchPa
   const { bare, healthz, pipeline, steer } = accept.sequential;
   const pipe64 = accept.concurrent.pipeline;
   const steer64 = accept.concurrent.steer;
+  const projected64 = accept.concurrent.projected as Phase | undefined;
   const name = 'raw pipeline';
   const bound = (phases: Phase[], inner?: string | Target) => ({ target: clientBound(phases, inner) });
   const servers = ['front', 'responder', 'nats', 'persistence', 'postgres'];
@@ -201,6 +225,7 @@ export function floorRows(raw: RawBaselines, accept: Accept, batchPath?: BatchPa
     { group: 'raw', name: 'pipeline, 64 clients: CPU per 1 000 requests, HTTP front', value: pipe64.cpuPer1000.front, unit: 'ms' },
     { group: 'raw', name: 'pipeline, 64 clients: CPU per 1 000 requests, NATS responder', value: pipe64.cpuPer1000.responder, unit: 'ms' },
     { group: 'raw', name: 'pipeline, 64 clients: CPU per 1 000 requests, nats-server', value: pipe64.cpuPer1000.nats, unit: 'ms' },
+    ...(projected64 ? projectedRows(projected64) : []),
     ...(
       [
         ['bare node:http', bare],
@@ -209,6 +234,7 @@ export function floorRows(raw: RawBaselines, accept: Accept, batchPath?: BatchPa
         ['steer accept, 1 client', steer],
         ['raw pipeline, 64 clients', pipe64],
         ['steer accept, 64 clients', steer64],
+        ...(projected64 ? [['pipeline with a bare projector, 64 clients', projected64] as const] : []),
       ] as const
     ).map(([label, p]): Row => ({ group: 'steerline', name: `load client CPU while measuring ${label} (share of one core)`, value: p.clientCores * 100, unit: '%', target: `≤ ${CLIENT_CORE_LIMIT * 100} %` })),
     { group: 'steerline', name: 'gateway GET /healthz round trip (its HTTP framework and middleware), p50', value: healthz.p50, unit: 'ms', floor: bare.p50, floorName: 'bare node:http', ...bound([healthz, bare]) },
@@ -223,6 +249,13 @@ export function floorRows(raw: RawBaselines, accept: Accept, batchPath?: BatchPa
     cpuRow('persistence', 'persistence'),
     cpuRow('PostgreSQL (the backends of the bench’s database)', 'postgres'),
     { group: 'steerline', name: 'CPU per 1 000 steers, 64 clients: total of the servers', value: steerTotal, unit: 'ms', floor: pipeTotal, floorName: `${name}'s total`, target: ratioIs('≤', 2) },
+    ...(projected64
+      ? [
+          { group: 'steerline', name: 'same, against the pipeline with a bare projector', value: steerTotal, unit: 'ms', floor: sum(projected64.cpuPer1000, servers), floorName: 'its total' },
+          { group: 'steerline', name: 'CPU per 1 000 steers, 64 clients: persistence + PostgreSQL', value: steer64.cpuPer1000.persistence + steer64.cpuPer1000.postgres, unit: 'ms', floor: projected64.cpuPer1000.persistence + projected64.cpuPer1000.postgres, floorName: 'bare projector + its PostgreSQL backend' },
+          { group: 'steerline', name: 'steers accepted per second, 64 clients, against the pipeline with a bare projector', value: steer64.perSecond, unit: 'steers/s', floor: projected64.perSecond, floorName: 'that pipeline, 64 clients', ...bound([steer64, projected64]) },
+        ] satisfies Row[]
+      : []),
     { group: 'steerline', name: 'CPU per 1 000 steers, 64 clients: the load client (not in the total)', value: steer64.cpuPer1000.client, unit: 'ms', floor: pipe64.cpuPer1000.client, floorName: 'same, pipeline' },
     { group: 'steerline', name: `events appended per steer (64 clients)`, value: events / steer64.requests, unit: 'events' },
     { group: 'steerline', name: 'projector batch under live load (64 clients): log messages per committed batch, mean', value: batched / batches, unit: 'msgs' },

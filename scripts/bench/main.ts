@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     log('raw baselines');
     const raw = await measureRaw({ natsUrl: NATS_URL, prefix, databaseUrl });
     log('steer accept, interleaved with its floors, from the load client');
-    const floors = await startFloors({ natsUrl: NATS_URL, prefix, nc });
+    const floors = await startFloors({ natsUrl: NATS_URL, prefix, nc, databaseUrl });
     const pids = { gateway: gateway.child.pid!, engine: engine.child.pid!, persistence: persistence.child.pid! };
     const persistenceMetrics = typeof persistence.ready.metrics === 'string' ? persistence.ready.metrics : undefined;
     const accept = await measureSteerAccept({ gatewayUrl, floors, pids, persistenceMetrics, natsUrl: NATS_URL, nc, prefix, pgServer: PG_SERVER, database }).finally(() => floors.close());

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import readline from 'node:readline';
 import { Client } from 'pg';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '@steerline/runtime';
 import { stop } from './processes';
@@ -93,41 +93,74 @@ export const STEER_BODY = JSON.stringify({ text: 'a steer of ordinary length, ab
 export const STEER_COMMAND = new TextEncoder().encode(JSON.stringify({ tenantId: 'default', text: 'a steer of ordinary length, about sixty characters' }));
 export const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: STEER_BODY }).then((r) => r.arrayBuffer());
 
-/** The floor processes (floor.ts), running: a bare HTTP server and the raw pipeline (its server and its responder). */
+/**
+ * The floor processes (floor.ts), running: a bare HTTP server and the raw pipeline (its server and
+ * its responder); with a database, also the pipeline with a bare read side (`projected`).
+ */
 export interface FloorServers {
   bare: string;
   pipeline: string;
-  /** Their processes, for what each one costs (probe-steer.ts reads their CPU time). */
-  pids: { bare?: number; pipeline?: number; responder?: number };
+  /** The same pipeline, its events read by a bare projector into PostgreSQL. */
+  projected?: string;
+  /** Their processes, for what each one costs (probe-steer.ts reads their CPU time); `projectorDb`: the bare projector's PostgreSQL backend. */
+  pids: { bare?: number; pipeline?: number; responder?: number; projector?: number; projectorDb?: number };
+  /** Resolves once the bare projector has committed every event the pipeline appended for it. */
+  projectedCaughtUp?(): Promise<void>;
+  /** The bare projector's committed batches and the events in them, so far. */
+  projectedCounts?(): Promise<{ batches: number; batched: number }>;
   close(): Promise<void>;
 }
 
 /** Starts the floor processes on `prefix` (their own stream); `close` stops them and deletes it. */
-export async function startFloors(opts: { natsUrl: string; prefix: string; nc: NatsConnection }): Promise<FloorServers> {
+export async function startFloors(opts: { natsUrl: string; prefix: string; nc: NatsConnection; databaseUrl?: string }): Promise<FloorServers> {
   const jsm = await jetstreamManager(opts.nc);
   const stream = `${opts.prefix.toUpperCase()}_FLOOR`;
   const log = `${opts.prefix}.floorlog`;
+  const consumer = 'floor_projector';
   await jsm.streams.add({ name: stream, subjects: [`${log}.>`], storage: 'file' as never });
-  const env = { NATS_URL: opts.natsUrl, FLOOR_SUBJECT: `${opts.prefix}.floor.steer`, FLOOR_LOG: log };
+  const env = { NATS_URL: opts.natsUrl, FLOOR_SUBJECT: `${opts.prefix}.floor.steer`, FLOOR_LOG: log, FLOOR_STREAM: stream, FLOOR_CONSUMER: consumer, FLOOR_DATABASE_URL: opts.databaseUrl ?? '' };
   const children: ChildProcess[] = [];
+  const closing: (() => Promise<void>)[] = [];
   const close = async () => {
+    for (const end of closing) await end().catch(() => undefined);
     for (const child of children.reverse()) await stop(child);
     await jsm.streams.delete(stream).catch(() => undefined);
   };
   const start = async (role: string) => {
     const { child, ready } = await spawnFloor(role, env);
     children.push(child);
-    return { url: String(ready.url ?? ''), pid: child.pid };
+    return { url: String(ready.url ?? ''), pid: child.pid, backend: Number(ready.backend) || undefined };
   };
   try {
     const bare = await start('http');
     const responder = await start('responder');
     const pipeline = await start('pipeline');
-    return { bare: bare.url, pipeline: pipeline.url, pids: { bare: bare.pid, pipeline: pipeline.pid, responder: responder.pid }, close };
+    const pids = { bare: bare.pid, pipeline: pipeline.pid, responder: responder.pid };
+    if (!opts.databaseUrl) return { bare: bare.url, pipeline: pipeline.url, pids, close };
+    await jsm.consumers.add(stream, { durable_name: consumer, filter_subject: `${log}.projected.>`, ack_policy: AckPolicy.All, max_ack_pending: 20_000 });
+    const projector = await start('projector');
+    const projectedCaughtUp = () => caughtUp(jsm, stream, consumer, 'the bare projector');
+    const db = new Client({ connectionString: opts.databaseUrl });
+    await db.connect();
+    closing.push(() => db.end());
+    const projectedCounts = async () => {
+      const { batches, events } = (await db.query<{ batches: string; events: string }>('SELECT batches, events FROM floor.checkpoint WHERE id = 1')).rows[0];
+      return { batches: Number(batches), batched: Number(events) };
+    };
+    return { bare: bare.url, pipeline: pipeline.url, projected: `${pipeline.url}/projected`, pids: { ...pids, projector: projector.pid, projectorDb: projector.backend }, projectedCaughtUp, projectedCounts, close };
   } catch (err) {
     await close();
     throw err;
   }
+}
+
+/** Resolves once `consumer` has nothing pending or unacknowledged (polled; 60 s at most). */
+export async function caughtUp(jsm: JetStreamManager, stream: string, consumer: string, who: string): Promise<void> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+    const info = await jsm.consumers.info(stream, consumer);
+    if (info.num_pending === 0 && info.num_ack_pending === 0) return;
+  }
+  throw new Error(`${who} did not catch up within 60 s`);
 }
 
 function spawnFloor(role: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
